@@ -1,0 +1,53 @@
+# proofsite: every entry point a developer or CI needs.
+# Tools come through the Go module proxy (go.mod "tool" lines); nothing is
+# assumed to be installed by hand.
+
+GO      ?= go
+BIN     := bin/proofsite
+ADDR    ?= 127.0.0.1:8080
+
+.PHONY: run build test generate check-generated fmt-check vet staticcheck unit bench clean FORCE
+
+## run: build the site and serve it on $(ADDR)
+run: build
+	$(BIN) serve --public public --addr $(ADDR)
+
+## build: compile proofsite and render content/ into public/
+build: $(BIN)
+	$(BIN) build --content content --out public
+
+$(BIN): FORCE
+	$(GO) build -o $(BIN) ./cmd/proofsite
+
+## test: everything CI checks
+test: check-generated fmt-check vet staticcheck unit
+
+## generate: regenerate templ components
+generate:
+	$(GO) tool templ generate -path templates
+
+check-generated: generate
+	@if [ -n "$$(git status --porcelain -- templates)" ]; then \
+		echo "templ output is out of date; run 'make generate' and commit:"; \
+		git status --porcelain -- templates; exit 1; fi
+
+fmt-check:
+	@out="$$(gofmt -l $$(git ls-files '*.go'))"; \
+	if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) tool staticcheck ./...
+
+unit:
+	$(GO) test -race ./...
+
+## bench: measured speed (see README, "Benchmarks")
+bench:
+
+clean:
+	rm -rf bin public/* data
+
+FORCE:
