@@ -45,6 +45,7 @@ type environment struct {
 func commands() map[string]command {
 	return map[string]command{
 		"build":   {"render content/ into the static site", runBuild},
+		"serve":   {"serve the built site", runServe},
 		"version": {"print the version", runVersion},
 	}
 }

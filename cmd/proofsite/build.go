@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/proofsite/proofsite/site"
+	"github.com/proofsite/proofsite/site/content"
+	"github.com/proofsite/proofsite/site/render"
+)
+
+// siteFlags are the flags every command that builds the site shares.
+type siteFlags struct {
+	content, out string
+}
+
+func (f *siteFlags) register(env *environment, fs interface {
+	StringVar(p *string, name, value, usage string)
+}) {
+	fs.StringVar(&f.content, "content", envOr(env, "PROOFSITE_CONTENT", "content"), "content `folder` (env PROOFSITE_CONTENT)")
+	fs.StringVar(&f.out, "out", envOr(env, "PROOFSITE_OUT", "public"), "output `folder` (env PROOFSITE_OUT)")
+}
+
+func envOr(env *environment, key, fallback string) string {
+	if v := env.getenv(key); v != "" {
+		return v
+	}
+	return fallback
+}
+
+func runBuild(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR]")
+	var f siteFlags
+	f.register(env, fs)
+	if err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	b, err := site.New(site.Options{
+		ContentDir: f.content,
+		OutDir:     f.out,
+		Render:     renderOptions(),
+		Logger:     env.logger,
+	})
+	if err != nil {
+		return err
+	}
+	res, err := b.Build(ctx, nil)
+	if err != nil {
+		return contentError(env, f.content, f.out, err)
+	}
+	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, f.out)
+	return nil
+}
+
+// renderOptions are the generated artifacts and the endpoint map the build
+// publishes beside the content.
+func renderOptions() render.Options {
+	return render.Options{}
+}
+
+// contentError prints every content problem on its own line, located
+// relative to the working directory so editors can jump to it, and returns a
+// one-line summary.
+func contentError(env *environment, contentDir, outDir string, err error) error {
+	var list content.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	for _, e := range list {
+		located := *e
+		located.File = filepath.ToSlash(filepath.Join(contentDir, e.File))
+		fmt.Fprintln(env.stderr, located.Error())
+	}
+	noun := "errors"
+	if len(list) == 1 {
+		noun = "error"
+	}
+	return fmt.Errorf("%d content %s; %s was not changed", len(list), noun, outDir)
+}

@@ -1,0 +1,264 @@
+package content
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Site is a whole content directory, loaded and validated.
+type Site struct {
+	Config   *Config
+	Pages    []*Page          // every markdown document, sorted by output path
+	Articles []*Page          // constitution articles in number order (also in Pages)
+	Runtime  *RuntimeArtifact // the constitution runtime artifact
+	Static   []*StaticFile    // files under static/, sorted by output path
+
+	ConfigDigest [32]byte // SHA-256 of site.yaml
+}
+
+// StaticFile is a file copied to the output unchanged.
+type StaticFile struct {
+	Source string // content path, e.g. "static/favicon.svg"
+	Path   string // output path, e.g. "favicon.svg"
+	Data   []byte
+	Digest [32]byte // SHA-256 of Data
+}
+
+const staticDir = "static/"
+
+// Ignored reports whether a content path is noise that no build reads: hidden
+// files and folders, and the temporaries editors write while saving.
+func Ignored(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if strings.HasPrefix(seg, ".") || strings.HasPrefix(seg, "#") {
+			return true
+		}
+	}
+	base := path.Base(p)
+	return strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp") ||
+		strings.HasSuffix(base, ".swx") || strings.HasSuffix(base, ".tmp") ||
+		strings.Contains(base, "___jb_") || base == "4913"
+}
+
+// A Loader loads a content directory and remembers what it parsed, so later
+// loads re-read only the files that changed. It is not safe for concurrent
+// use.
+type Loader struct {
+	fsys  fs.FS
+	files map[string]*parsedFile
+}
+
+// parsedFile is the cached result of reading one content file.
+type parsedFile struct {
+	raw    []byte
+	page   *Page
+	static *StaticFile
+	errs   []*Error
+}
+
+// NewLoader returns a Loader reading from fsys, the content directory.
+func NewLoader(fsys fs.FS) *Loader {
+	return &Loader{fsys: fsys, files: map[string]*parsedFile{}}
+}
+
+// Load loads a whole content directory once.
+func Load(fsys fs.FS) (*Site, error) {
+	return NewLoader(fsys).Load(context.Background(), nil)
+}
+
+// Load re-reads the content paths in changed (files or folders, added,
+// edited or removed) and returns the whole site. A nil changed reads
+// everything. The error is Errors (matching ErrInvalid) when the content is
+// invalid, or an I/O error.
+func (l *Loader) Load(ctx context.Context, changed []string) (*Site, error) {
+	if changed == nil {
+		clear(l.files)
+		changed = []string{"."}
+	}
+	var toRead []string
+	for _, p := range changed {
+		p = path.Clean(p)
+		if p != "." && Ignored(p) {
+			continue
+		}
+		info, err := fs.Stat(l.fsys, p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			l.forget(p)
+		case err != nil:
+			return nil, fmt.Errorf("content: %w", err)
+		case info.IsDir():
+			l.forget(p)
+			found, err := l.walk(p)
+			if err != nil {
+				return nil, err
+			}
+			toRead = append(toRead, found...)
+		default:
+			toRead = append(toRead, p)
+		}
+	}
+	if err := l.read(ctx, toRead); err != nil {
+		return nil, err
+	}
+	return l.assemble()
+}
+
+// forget drops a path and everything under it from the cache.
+func (l *Loader) forget(p string) {
+	if p == "." {
+		clear(l.files)
+		return
+	}
+	for k := range l.files {
+		if k == p || strings.HasPrefix(k, p+"/") {
+			delete(l.files, k)
+		}
+	}
+}
+
+// walk lists the files under dir that the site reads.
+func (l *Loader) walk(dir string) ([]string, error) {
+	var found []string
+	err := fs.WalkDir(l.fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && Ignored(p) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			found = append(found, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	return found, nil
+}
+
+// read reads and parses paths on every core.
+func (l *Loader) read(ctx context.Context, paths []string) error {
+	results := make([]*parsedFile, len(paths))
+	errs := make([]error, len(paths))
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(paths), 1)) {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				j := i
+				i++
+				next.Unlock()
+				if j >= len(paths) || ctx.Err() != nil {
+					return
+				}
+				results[j], errs[j] = l.parse(paths[j])
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for j, p := range paths {
+		if errors.Is(errs[j], fs.ErrNotExist) { // removed between the walk and the read
+			delete(l.files, p)
+			continue
+		}
+		if errs[j] != nil {
+			return fmt.Errorf("content: %w", errs[j])
+		}
+		if results[j] != nil {
+			l.files[p] = results[j]
+		}
+	}
+	return nil
+}
+
+// parse reads one file; a nil result means the site does not read it.
+func (l *Loader) parse(p string) (*parsedFile, error) {
+	isStatic := strings.HasPrefix(p, staticDir)
+	isDoc := !isStatic && strings.HasSuffix(p, ".md")
+	isData := p == ConfigFile || (!isStatic && strings.HasSuffix(p, ".json") && strings.HasPrefix(p, "constitution/"))
+	if !isStatic && !isDoc && !isData {
+		return nil, nil
+	}
+	raw, err := fs.ReadFile(l.fsys, p)
+	if err != nil {
+		return nil, err
+	}
+	f := &parsedFile{raw: raw}
+	switch {
+	case isStatic:
+		f.static = &StaticFile{Source: p, Path: strings.TrimPrefix(p, staticDir), Data: raw, Digest: sha256.Sum256(raw)}
+	case isDoc:
+		f.page, f.errs = parseDocument(p, raw)
+	}
+	return f, nil
+}
+
+// assemble builds the Site from the cached files and checks what spans files.
+func (l *Loader) assemble() (*Site, error) {
+	s := &Site{}
+	var errs []*Error
+	cfgFile, ok := l.files[ConfigFile]
+	if !ok {
+		return nil, sortErrors([]*Error{errorf(ConfigFile, 0, "missing: a content directory needs a %s", ConfigFile)})
+	}
+	cfg, doc, cfgErrs := parseConfig(cfgFile.raw)
+	errs = append(errs, cfgErrs...)
+	s.Config, s.ConfigDigest = cfg, sha256.Sum256(cfgFile.raw)
+
+	for _, f := range l.files {
+		errs = append(errs, f.errs...)
+		switch {
+		case f.page != nil:
+			s.Pages = append(s.Pages, f.page)
+		case f.static != nil:
+			s.Static = append(s.Static, f.static)
+		}
+	}
+	slices.SortFunc(s.Pages, func(a, b *Page) int { return strings.Compare(a.Path+"\x00"+a.Source, b.Path+"\x00"+b.Source) })
+	slices.SortFunc(s.Static, func(a, b *StaticFile) int { return strings.Compare(a.Path, b.Path) })
+	for i := 1; i < len(s.Pages); i++ {
+		if a, b := s.Pages[i-1], s.Pages[i]; a.Path == b.Path {
+			errs = append(errs, errorf(b.Source, b.pathLine, "duplicate slug: %s and %s both publish %s", a.Source, b.Source, b.Path))
+		}
+	}
+	for _, p := range s.Pages {
+		if p.Kind == KindArticle {
+			s.Articles = append(s.Articles, p)
+		}
+	}
+	slices.SortStableFunc(s.Articles, func(a, b *Page) int { return a.Article - b.Article })
+
+	if cfg != nil {
+		rtPath := cfg.Constitution.RuntimeArtifact
+		if f, ok := l.files[rtPath]; !ok && rtPath != "" {
+			errs = append(errs, doc.errorf("$.constitution.runtime_artifact", "runtime artifact %q does not exist", rtPath))
+		} else if ok {
+			var rtErrs []*Error
+			s.Runtime, rtErrs = parseRuntime(rtPath, f.raw)
+			errs = append(errs, rtErrs...)
+		}
+		errs = append(errs, checkConstitution(s, doc)...)
+	}
+	if len(errs) > 0 {
+		return nil, sortErrors(errs)
+	}
+	return s, nil
+}

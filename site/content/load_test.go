@@ -1,0 +1,269 @@
+package content
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+// fixture returns the test site as an in-memory file system that cases edit.
+func fixture(t *testing.T) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{}
+	root := os.DirFS("../testdata/site")
+	err := fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(root, p)
+		m[p] = &fstest.MapFile{Data: data}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestLoadFixture(t *testing.T) {
+	s, err := Load(fixture(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(s.Pages), 7; got != want {
+		t.Errorf("pages: got %d, want %d", got, want)
+	}
+	if got, want := len(s.Articles), 3; got != want {
+		t.Errorf("articles: got %d, want %d", got, want)
+	}
+	if s.Runtime == nil || len(s.Runtime.Articles) != 2 {
+		t.Errorf("runtime artifact not loaded: %+v", s.Runtime)
+	}
+	byPath := map[string]*Page{}
+	for _, p := range s.Pages {
+		byPath[p.Path] = p
+	}
+	for path, kind := range map[string]Kind{
+		"pages/hello.html":             KindPage,
+		"pages/page-two.html":          KindPage,
+		"docs/GUIDE.html":              KindDoc,
+		"products/gate/README.html":    KindDoc,
+		"constitution/article-02.html": KindArticle,
+		"constitution/article-03.html": KindArticle,
+		"constitution/article-01.html": KindArticle,
+	} {
+		if p := byPath[path]; p == nil || p.Kind != kind {
+			t.Errorf("%s: got %+v, want kind %s", path, p, kind)
+		}
+	}
+	if got := byPath["pages/hello.html"].BodyLine; got != 7 {
+		t.Errorf("body line: got %d, want 7", got)
+	}
+	if len(s.Static) != 1 || s.Static[0].Path != "humans.txt" {
+		t.Errorf("static: %+v", s.Static)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	page := func(front, body string) string { return "---\n" + front + "---\n" + body }
+	tests := []struct {
+		desc string
+		edit map[string]string // path -> new content; "" deletes
+		want []string          // every error, in order
+	}{
+		{
+			desc: "bad YAML in site.yaml",
+			edit: map[string]string{"site.yaml": "site:\n  title: [unclosed\n"},
+			want: []string{"site.yaml:2: sequence end token ']' not found"},
+		},
+		{
+			desc: "unknown key in site.yaml",
+			edit: map[string]string{"site.yaml": "site:\n  titel: x\n"},
+			want: []string{`site.yaml:2: unknown field "titel"`},
+		},
+		{
+			desc: "unknown front-matter type",
+			edit: map[string]string{"pages/hello.md": page("title: T\nsummary: S\ndate: 2026-01-01\ntype: blog\n", "## x\n")},
+			want: []string{`pages/hello.md:5: unknown type "blog" (known: page, doc, article)`},
+		},
+		{
+			desc: "front-matter value of the wrong type",
+			edit: map[string]string{"pages/hello.md": page("title: T\nsummary: S\ndate: 2026-01-01\nweight: heavy\n", "")},
+			want: []string{`pages/hello.md:5: expected a whole number, found "heavy"`},
+		},
+		{
+			desc: "bad date",
+			edit: map[string]string{"pages/hello.md": page("title: T\nsummary: S\ndate: 1 May\n", "")},
+			want: []string{`pages/hello.md:4: expected a date (YYYY-MM-DD), found "1 May"`},
+		},
+		{
+			desc: "unknown front-matter key",
+			edit: map[string]string{"pages/hello.md": page("title: T\nsummary: S\ndate: 2026-01-01\nauthor: me\n", "")},
+			want: []string{`pages/hello.md:5: unknown field "author"`},
+		},
+		{
+			desc: "missing required fields",
+			edit: map[string]string{"docs/GUIDE.md": page("license: CC0-1.0\n", "## x\n")},
+			want: []string{`docs/GUIDE.md:2: front matter needs "title"`, `docs/GUIDE.md:2: front matter needs "summary"`},
+		},
+		{
+			desc: "page without a date",
+			edit: map[string]string{"pages/hello.md": page("title: T\nsummary: S\n", "")},
+			want: []string{`pages/hello.md:2: front matter needs "date" (YYYY-MM-DD) on pages`},
+		},
+		{
+			desc: "duplicate slug",
+			edit: map[string]string{"pages/zz.md": page("title: T\nsummary: S\ndate: 2026-01-01\nslug: hello\n", "")},
+			want: []string{`pages/zz.md:5: duplicate slug: pages/hello.md and pages/zz.md both publish pages/hello.html`},
+		},
+		{
+			desc: "missing front matter",
+			edit: map[string]string{"pages/hello.md": "## just a body\n"},
+			want: []string{`pages/hello.md:1: missing front matter: the file must start with a line "---"`},
+		},
+		{
+			desc: "unclosed front matter",
+			edit: map[string]string{"pages/hello.md": "---\ntitle: T\n"},
+			want: []string{`pages/hello.md:1: front matter is not closed: add a line "---" after it`},
+		},
+		{
+			desc: "body starting with a level-1 heading",
+			edit: map[string]string{"docs/GUIDE.md": page("title: T\nsummary: S\n", "\n# Title again\n")},
+			want: []string{`docs/GUIDE.md:6: the body starts with a level-1 heading; the title comes from front matter, start the body at ##`},
+		},
+		{
+			desc: "article number disagrees with its file",
+			edit: map[string]string{"constitution/articles/02-article.md": page("title: T\nsummary: S\narticle: 5\n", "")},
+			want: []string{
+				`constitution/articles/02-article.md:4: article 5 is in a file numbered 02`,
+				`constitution/articles/03-article.md: articles must be numbered 1, 2, ... without gaps; expected article 2 here, found 3`,
+			},
+		},
+		{
+			desc: "disclosed count does not match the text",
+			edit: map[string]string{"constitution/articles/03-article.md": ""},
+			want: []string{`site.yaml:55: surface "Published text" discloses 3 articles but the published text has 2`},
+		},
+		{
+			desc: "runtime artifact with a bad count",
+			edit: map[string]string{"constitution/runtime-v1.8.json": `{"name":"n","version":"1.8","license":"CC0-1.0","article_count":3,"articles":[]}`},
+			want: []string{
+				`constitution/runtime-v1.8.json: article_count is 3 but 0 articles are listed`,
+				`site.yaml:56: surface "Runtime artifact" discloses 2 articles but the runtime text has 0`,
+			},
+		},
+		{
+			desc: "runtime artifact with a JSON type error",
+			edit: map[string]string{"constitution/runtime-v1.8.json": "{\n  \"name\": 7\n}"},
+			want: []string{`constitution/runtime-v1.8.json:2: "name": expected string, found a JSON number`},
+		},
+		{
+			desc: "missing site.yaml",
+			edit: map[string]string{"site.yaml": ""},
+			want: []string{`site.yaml: missing: a content directory needs a site.yaml`},
+		},
+		{
+			desc: "capability board incomplete and unknown key",
+			edit: map[string]string{"site.yaml": strings.Replace(mustRead(t, "site.yaml"), "key: runtime_enforcement", "key: runtime_enforcment", 1)},
+			want: []string{
+				`site.yaml:27: capability board is missing "runtime_enforcement"`,
+				`site.yaml:31: unknown capability "runtime_enforcment" (known: maturity, bridge_auth, node_approval_quorum, dissent_channel, runtime_enforcement, enforcement_model)`,
+			},
+		},
+		{
+			desc: "town naming an unknown node and a bad origin",
+			edit: map[string]string{"site.yaml": strings.NewReplacer("node: S1_PLEX", "node: S9_NOBODY", "https://api.fixture.example", "api.fixture.example").Replace(mustRead(t, "site.yaml"))},
+			want: []string{
+				`site.yaml:5: site.api_url must be an absolute http(s) origin such as https://example.org, found "api.fixture.example"`,
+				`site.yaml:24: town "plex" names node "S9_NOBODY", which is not in nodes`,
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.desc, func(t *testing.T) {
+			fsys := fixture(t)
+			for p, data := range tc.edit {
+				if data == "" {
+					delete(fsys, p)
+				} else {
+					fsys[p] = &fstest.MapFile{Data: []byte(data)}
+				}
+			}
+			_, err := Load(fsys)
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("got %v, want content errors", err)
+			}
+			var list Errors
+			if !errors.As(err, &list) {
+				t.Fatalf("got %T, want Errors", err)
+			}
+			var got []string
+			for _, e := range list {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("../testdata/site/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestIgnored(t *testing.T) {
+	for p, want := range map[string]bool{
+		"pages/a.md":             false,
+		"pages/.a.md.swp":        true,
+		"pages/a.md~":            true,
+		"pages/4913":             true,
+		".git/config":            true,
+		"pages/#a.md#":           true,
+		"pages/a.md___jb_tmp___": true,
+		"static/.well-known/x":   true,
+		"constitution/x.json":    false,
+	} {
+		if got := Ignored(p); got != want {
+			t.Errorf("Ignored(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestReloadMatchesLoad checks that loading changes into a Loader gives the
+// same site as a fresh load of the edited files.
+func TestReloadMatchesLoad(t *testing.T) {
+	fsys := fixture(t)
+	l := NewLoader(fsys)
+	if _, err := l.Load(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	fsys["pages/hello.md"] = &fstest.MapFile{Data: []byte("---\ntitle: New\nsummary: S\ndate: 2026-01-01\n---\nbody\n")}
+	delete(fsys, "pages/second.md")
+	fsys["pages/new/third.md"] = &fstest.MapFile{Data: []byte("---\ntitle: Third\nsummary: S\ndate: 2026-01-02\n---\n")}
+	got, err := l.Load(context.Background(), []string{"pages/hello.md", "pages/second.md", "pages/new"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pages) != len(want.Pages) {
+		t.Fatalf("pages: got %d, want %d", len(got.Pages), len(want.Pages))
+	}
+	for i := range got.Pages {
+		if got.Pages[i].Path != want.Pages[i].Path || got.Pages[i].Digest != want.Pages[i].Digest {
+			t.Errorf("page %d: got %s, want %s", i, got.Pages[i].Path, want.Pages[i].Path)
+		}
+	}
+}

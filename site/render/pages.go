@@ -1,0 +1,330 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/proofsite/proofsite/site/content"
+	"github.com/proofsite/proofsite/templates"
+)
+
+// pageJob renders one markdown document: its HTML page, its markdown twin
+// and, for downloadable documents, the twin's checksum.
+func (b *build) pageJob(p *content.Page) job {
+	paths := []string{p.Path, p.TwinPath()}
+	if p.Kind == content.KindDoc {
+		paths = append(paths, p.TwinPath()+".sha256")
+	}
+	fp := newDigest().str("page").sums(p.Digest, b.layout)
+	prev, next := b.neighbours(p)
+	for _, n := range []*content.Page{prev, next} {
+		if n != nil {
+			fp.sums(n.SummaryDigest)
+		}
+	}
+	return job{key: "page:" + p.Source, paths: paths, fp: fp.sum(), run: func() ([][]byte, error) {
+		var body bytes.Buffer
+		body.Grow(len(p.Body) * 2)
+		if err := b.r.md.Convert(p.Body, &body); err != nil {
+			return nil, fmt.Errorf("%s: markdown: %w", p.Source, err)
+		}
+		kicker := articleKicker(p)
+		twin := pageTwin(p, kicker)
+		v := templates.PageView{Title: p.Title, Summary: p.Summary, Kicker: kicker, BodyHTML: body.String()}
+		section, checksum := "", []byte(nil)
+		switch p.Kind {
+		case content.KindPage:
+			v.Date, v.Tags, section = p.Date.String(), p.Tags, "pages"
+			v.Up = &templates.Link{Href: "/pages/", Label: "All pages"}
+		case content.KindArticle:
+			section = "constitution"
+			v.Up = &templates.Link{Href: "/constitution/", Label: b.cfg.Constitution.Title}
+			if prev != nil {
+				v.Prev = &templates.Link{Href: prev.URL(), Label: fmt.Sprintf("Article %d", prev.Article)}
+			}
+			if next != nil {
+				v.Next = &templates.Link{Href: next.URL(), Label: fmt.Sprintf("Article %d", next.Article)}
+			}
+		case content.KindDoc:
+			var sum string
+			sum, checksum = shaFile(p.TwinPath(), twin)
+			v.Download = &templates.Download{Href: "/" + p.TwinPath(), SHA256: sum, SHA256Href: "/" + p.TwinPath() + ".sha256", License: p.License}
+			switch {
+			case strings.HasPrefix(p.Source, "docs/"):
+				section = "verify"
+			case strings.HasPrefix(p.Source, "products/gate/"):
+				section = "gate"
+			}
+		}
+		out, err := htmlAndTwin(b.meta(p.Title, p.Summary, p.Path, section), templates.Page(v), string(twin))
+		if err != nil {
+			return nil, err
+		}
+		if checksum != nil {
+			out = append(out, checksum)
+		}
+		return out, nil
+	}}
+}
+
+// neighbours returns the previous and next constitution articles of p.
+func (b *build) neighbours(p *content.Page) (prev, next *content.Page) {
+	if p.Kind != content.KindArticle {
+		return nil, nil
+	}
+	i := slices.Index(b.s.Articles, p)
+	if i > 0 {
+		prev = b.s.Articles[i-1]
+	}
+	if i >= 0 && i+1 < len(b.s.Articles) {
+		next = b.s.Articles[i+1]
+	}
+	return prev, next
+}
+
+func articleKicker(p *content.Page) string {
+	if p.Kind != content.KindArticle {
+		return ""
+	}
+	if p.Part == "" {
+		return fmt.Sprintf("Article %d", p.Article)
+	}
+	return fmt.Sprintf("Article %d · %s", p.Article, p.Part)
+}
+
+// pageTwin is the markdown twin of a document: its title, summary and body.
+// For downloadable documents it is the download itself.
+func pageTwin(p *content.Page, kicker string) []byte {
+	var w bytes.Buffer
+	w.Grow(len(p.Body) + 256)
+	fmt.Fprintf(&w, "# %s\n\n", p.Title)
+	if kicker != "" {
+		fmt.Fprintf(&w, "_%s_\n\n", kicker)
+	}
+	if p.Summary != "" {
+		fmt.Fprintf(&w, "%s\n\n", p.Summary)
+	}
+	if p.License != "" {
+		fmt.Fprintf(&w, "License: %s\n\n", p.License)
+	}
+	w.Write(bytes.TrimSpace(p.Body))
+	w.WriteByte('\n')
+	return w.Bytes()
+}
+
+// docs returns the downloadable documents, by path.
+func (b *build) docPages() []*content.Page {
+	var out []*content.Page
+	for _, p := range b.s.Pages {
+		if p.Kind == content.KindDoc {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// datedPages returns the general pages, newest first.
+func (b *build) datedPages() []*content.Page {
+	var out []*content.Page
+	for _, p := range b.s.Pages {
+		if p.Kind == content.KindPage {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y *content.Page) int {
+		if c := y.Date.Compare(x.Date.Time); c != 0 {
+			return c
+		}
+		if x.Weight != y.Weight {
+			return x.Weight - y.Weight
+		}
+		return strings.Compare(x.Path, y.Path)
+	})
+	return out
+}
+
+// proofLinks are the live and static surfaces an outsider checks.
+func (b *build) proofLinks() []templates.Link {
+	links := []templates.Link{
+		{Href: "/api/ledger/verify", Label: "Ledger verdict", Note: "read canonical_spine_valid; computed at request time"},
+		{Href: "/api/ledger/strict-table", Label: "Strict table", Note: "every row in index order, the documented seam included; metadata only"},
+		{Href: "/api/chain/status", Label: "Chain status", Note: "head, genesis and the published key ids"},
+		{Href: "/constitution-status.json", Label: "Constitution status", Note: "version, text SHA-256 and every article count"},
+		{Href: "/stewardship-horizon.json", Label: "Stewardship horizon", Note: "readiness of the four closure layers"},
+	}
+	for _, a := range b.r.opts.Artifacts {
+		if a.Title != "" {
+			links = append(links, templates.Link{Href: "/" + a.Path, Label: a.Title, Note: a.Description})
+		}
+	}
+	return links
+}
+
+func (b *build) homeJob() job {
+	const out = "index.html"
+	fp := newDigest().str("home").sums(b.layout, b.config, b.summaries).sum()
+	return job{key: "home", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
+		cfg := b.cfg
+		v := templates.HomeView{
+			Title: cfg.Site.Title, Summary: cfg.Site.Summary, Description: cfg.Site.Description,
+			Authority: cfg.Organisation.HumanAuthority, ProofLinks: b.proofLinks(),
+		}
+		v.Documents = append(v.Documents, templates.Link{Href: "/gate.html", Label: "The gate", Note: "authorization checkpoint and capability board"},
+			templates.Link{Href: "/constitution/", Label: cfg.Constitution.Title, Note: "version " + cfg.Constitution.Version})
+		for _, d := range b.docPages() {
+			v.Documents = append(v.Documents, templates.Link{Href: d.URL(), Label: d.Title, Note: d.Summary})
+		}
+		for i, p := range b.datedPages() {
+			if i == 10 {
+				v.Pages = append(v.Pages, templates.Link{Href: "/pages/", Label: "All pages"})
+				break
+			}
+			v.Pages = append(v.Pages, templates.Link{Href: p.URL(), Label: p.Title, Note: p.Summary})
+		}
+		var md mdWriter
+		md.h1(v.Title).para(v.Summary).para(v.Description)
+		md.h2("Check it yourself").links(v.ProofLinks)
+		md.h2("Human authority boundary").para(v.Authority)
+		md.h2("Documents").links(v.Documents)
+		if len(v.Pages) > 0 {
+			md.h2("Pages").links(v.Pages)
+		}
+		m := b.meta(cfg.Site.Title, cfg.Site.Summary, out, "home")
+		return htmlAndTwin(m, templates.Home(v), md.String())
+	}}
+}
+
+func (b *build) pagesIndexJob() job {
+	const out = "pages/index.html"
+	fp := newDigest().str("pages").sums(b.layout, b.summaries).sum()
+	return job{key: "pages-index", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
+		v := templates.ListView{Title: "Pages", Summary: "Everything published on this site, newest first."}
+		var md mdWriter
+		md.h1(v.Title).para(v.Summary)
+		for _, p := range b.datedPages() {
+			v.Items = append(v.Items, templates.ListItem{Href: p.URL(), Title: p.Title, Summary: p.Summary, Date: p.Date.String(), Tags: p.Tags})
+			md.item(p.URL(), p.Title, p.Date.String()+": "+p.Summary)
+		}
+		return htmlAndTwin(b.meta(v.Title, v.Summary, out, "pages"), templates.List(v), md.String())
+	}}
+}
+
+func (b *build) gateJob() job {
+	const out = "gate.html"
+	fp := newDigest().str("gate").sums(b.layout, b.config, b.summaries, b.r.optsDigest).sum()
+	return job{key: "gate", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
+		cfg := b.cfg
+		rule := cfg.PublishRule
+		v := templates.GateView{
+			Title:       "The gate: an authorization checkpoint",
+			Summary:     "Deny by default. Public claims change only with a signature of the Bridge, and the board below says what is live and what is roadmap.",
+			Authority:   cfg.Organisation.HumanAuthority,
+			PublishRule: rule.Text, Disclaimer: rule.Disclaimer, Action: rule.Action, Requires: rule.Requires,
+		}
+		for _, c := range cfg.Capabilities {
+			row := templates.BoardRow{Key: c.Key, Value: c.Value, Note: c.Note, Roadmap: c.Roadmap()}
+			v.Board = append(v.Board, row)
+			if row.Roadmap {
+				v.Roadmap = append(v.Roadmap, row)
+			} else {
+				v.RealToday = append(v.RealToday, row)
+			}
+		}
+		for _, d := range b.docPages() {
+			if strings.HasPrefix(d.Path, "products/gate/") {
+				v.Kits = append(v.Kits, templates.Link{Href: "/" + d.TwinPath(), Label: d.Title, Note: d.Summary + " (" + d.License + ")"})
+			}
+		}
+		for _, a := range b.r.opts.Artifacts {
+			if strings.HasPrefix(a.Path, "products/gate/") {
+				v.Kits = append(v.Kits, templates.Link{Href: "/" + a.Path, Label: a.Title, Note: a.Description})
+			}
+		}
+
+		var md mdWriter
+		md.h1(v.Title).para(v.Summary)
+		md.h2("Authorization model").para(v.Authority).
+			para("The gate is deny-by-default: an action it does not know is denied, and an action it knows is allowed only when every control it requires is satisfied. Publish rule (`publish_rule`): " + v.PublishRule).
+			para(fmt.Sprintf("**%s** requires **%s**. %s", v.Action, v.Requires, v.Disclaimer))
+		md.h2("Capability board")
+		md.line("| Capability key | Value | What it means |").line("|---|---|---|")
+		for _, r := range v.Board {
+			md.line(fmt.Sprintf("| `%s` | `%s` | %s |", r.Key, r.Value, r.Note))
+		}
+		md.line("")
+		md.h2("Real today versus roadmap").h3("Real today")
+		for _, r := range v.RealToday {
+			md.line(fmt.Sprintf("- `%s` = `%s`: %s", r.Key, r.Value, r.Note))
+		}
+		md.line("").h3("Roadmap")
+		for _, r := range v.Roadmap {
+			md.line(fmt.Sprintf("- `%s` = `%s`: %s", r.Key, r.Value, r.Note))
+		}
+		md.line("")
+		md.h2("Kits (CC0)").links(v.Kits)
+		return htmlAndTwin(b.meta(v.Title, v.Summary, out, "gate"), templates.Gate(v), md.String())
+	}}
+}
+
+func (b *build) constitutionIndexJob() job {
+	const out = "constitution/index.html"
+	fp := newDigest().str("constitution-index").sums(b.layout, b.config, b.summaries, b.articles).sum()
+	return job{key: "constitution-index", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
+		c := b.cfg.Constitution
+		sum, _ := shaFile(constitutionTextPath, b.constitutionText())
+		v := templates.ConstitutionView{
+			Title: c.Title, Version: c.Version, Status: c.Status, Adopted: c.Adopted.String(), License: c.License,
+			TextHref: "/" + constitutionTextPath, TextSHA256: sum, StatusHref: "/" + constitutionStatusPath,
+			Runtime: templates.Link{Href: "/api/constitution", Label: "/api/constitution"},
+		}
+		if b.s.Runtime != nil {
+			v.Runtime.Label = fmt.Sprintf("version %s, %d articles (/api/constitution)", b.s.Runtime.Version, len(b.s.Runtime.Articles))
+		}
+		for _, s := range c.Surfaces {
+			v.Counts = append(v.Counts, templates.CountRow{Surface: s.Name, Articles: s.Articles, Checked: s.Source != "declared", Note: s.Note})
+		}
+		for _, a := range b.s.Articles {
+			if len(v.Parts) == 0 || v.Parts[len(v.Parts)-1].Title != a.Part {
+				v.Parts = append(v.Parts, templates.PartView{Title: a.Part})
+			}
+			part := &v.Parts[len(v.Parts)-1]
+			part.Articles = append(part.Articles, templates.ArticleLink{Number: a.Article, Href: a.URL(), Title: a.Title})
+		}
+
+		var md mdWriter
+		md.h1(v.Title).para(fmt.Sprintf("Version %s, %s since %s. Published under %s.", v.Version, v.Status, v.Adopted, v.License))
+		md.h2("Status").para(fmt.Sprintf("Full text: [%s](%s), SHA-256 `%s`. Machine-readable status: [%s](%s). Runtime artifact: [%s](%s).",
+			v.TextHref, v.TextHref, v.TextSHA256, v.StatusHref, v.StatusHref, v.Runtime.Label, v.Runtime.Href))
+		md.para("Surfaces do not all show the same number of articles. Every count is disclosed here:")
+		md.line("| Surface | Articles | How the count is known |").line("|---|---|---|")
+		for _, r := range v.Counts {
+			how := "Declared; the surface is not part of this site."
+			if r.Checked {
+				how = "Counted from the text at build time."
+			}
+			md.line(strings.TrimSpace(fmt.Sprintf("| %s | %d | %s %s", r.Surface, r.Articles, how, r.Note)) + " |")
+		}
+		md.line("")
+		for _, part := range v.Parts {
+			md.h2(part.Title)
+			for _, a := range part.Articles {
+				md.line(fmt.Sprintf("%d. [%s](%s)", a.Number, a.Title, a.Href))
+			}
+			md.line("")
+		}
+		return htmlAndTwin(b.meta(c.Title, fmt.Sprintf("%s, version %s", c.Title, c.Version), out, "constitution"), templates.Constitution(v), md.String())
+	}}
+}
+
+func (b *build) notFoundJob() job {
+	const out = "404.html"
+	return job{key: "404", paths: []string{out, twinPath(out)}, fp: newDigest().str("404").sums(b.layout).sum(), run: func() ([][]byte, error) {
+		m := b.meta("Not found", "", out, "")
+		m.NoIndex, m.Canonical = true, ""
+		var md mdWriter
+		md.h1("Not found").para("There is no page at this address. Try the home page (/), the sitemap (/sitemap.xml) or /llms.txt, which lists every public surface.")
+		return htmlAndTwin(m, templates.NotFound(), md.String())
+	}}
+}

@@ -1,0 +1,179 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/a-h/templ"
+	"github.com/proofsite/proofsite/site/content"
+	"github.com/proofsite/proofsite/templates"
+)
+
+// build is one Render: the site, the digests of its shared inputs, and the
+// helpers every job uses.
+type build struct {
+	r   *Renderer
+	s   *content.Site
+	cfg *content.Config
+
+	base, api string // origins without a trailing slash
+
+	// Digests of the inputs jobs declare.
+	layout    [32]byte // what every page's frame shows
+	config    [32]byte // site.yaml
+	summaries [32]byte // every page's summary (titles, dates, paths, ...)
+	articles  [32]byte // every constitution article, bodies included
+	docs      [32]byte // every downloadable document, bodies included (their checksums are listed)
+	runtime   [32]byte // the runtime artifact
+
+	textOnce sync.Once
+	text     []byte // constitution.txt
+}
+
+func newBuild(r *Renderer, s *content.Site) *build {
+	cfg := s.Config
+	b := &build{
+		r: r, s: s, cfg: cfg,
+		base:   strings.TrimSuffix(cfg.Site.BaseURL, "/"),
+		api:    strings.TrimSuffix(cfg.Site.APIURL, "/"),
+		config: s.ConfigDigest,
+	}
+	b.layout = newDigest().str(cfg.Site.Title, cfg.Site.Language, cfg.Site.License, cfg.Organisation.Name, b.base).
+		sums(r.optsDigest).sum()
+	sd, ad, dd := newDigest(), newDigest(), newDigest()
+	for _, p := range s.Pages {
+		sd.sums(p.SummaryDigest)
+		if p.Kind == content.KindDoc {
+			dd.sums(p.Digest)
+		}
+	}
+	b.docs = dd.sum()
+	for _, a := range s.Articles {
+		ad.sums(a.Digest)
+	}
+	b.summaries, b.articles = sd.sum(), ad.str(cfg.Constitution.Title, cfg.Constitution.Version, cfg.Constitution.Status, cfg.Constitution.License).sum()
+	if s.Runtime != nil {
+		b.runtime = s.Runtime.Digest
+	}
+	return b
+}
+
+// plan lists every job of the build. Each job declares its inputs through
+// its fingerprint.
+func (b *build) plan() []job {
+	var jobs []job
+	for _, p := range b.s.Pages {
+		jobs = append(jobs, b.pageJob(p))
+	}
+	st := b.r.stylesheet
+	jobs = append(jobs,
+		job{key: "stylesheet", paths: []string{st.Path}, fp: b.r.optsDigest, run: func() ([][]byte, error) { return [][]byte{st.Data}, nil }},
+		b.homeJob(),
+		b.pagesIndexJob(),
+		b.gateJob(),
+		b.constitutionIndexJob(),
+		b.constitutionTextJob(),
+		b.constitutionStatusJob(),
+		b.stewardshipJob(),
+		b.llmsJob(),
+		b.aiJob(),
+		b.robotsJob(),
+		b.notFoundJob(),
+		b.hostFilesJob(),
+	)
+	if rt := b.s.Runtime; rt != nil {
+		jobs = append(jobs, b.downloadJob("runtime", b.runtimePath(), rt.Raw, b.runtime))
+	}
+	for _, f := range b.s.Static {
+		jobs = append(jobs, job{key: "static:" + f.Source, paths: []string{f.Path}, fp: f.Digest,
+			run: func() ([][]byte, error) { return [][]byte{f.Data}, nil }})
+	}
+	for _, a := range b.r.opts.Artifacts {
+		if a.Downloadable {
+			jobs = append(jobs, b.downloadJob("artifact", a.Path, a.Data, b.r.optsDigest))
+		} else {
+			jobs = append(jobs, job{key: "artifact:" + a.Path, paths: []string{a.Path}, fp: b.r.optsDigest,
+				run: func() ([][]byte, error) { return [][]byte{a.Data}, nil }})
+		}
+	}
+	// The lists of every file come last: they read the paths planned above.
+	var all []string
+	for _, j := range jobs {
+		all = append(all, j.paths...)
+	}
+	all = append(all, sitemapPath, indexTxtPath)
+	slices.Sort(all)
+	return append(jobs, b.sitemapJob(all), b.indexTxtJob(all))
+}
+
+// downloadJob publishes data at p with its .sha256 beside it.
+func (b *build) downloadJob(kind, p string, data []byte, fp [32]byte) job {
+	return job{key: kind + ":" + p, paths: []string{p, p + ".sha256"}, fp: newDigest().sums(fp).str(p).sum(),
+		run: func() ([][]byte, error) {
+			_, sum := shaFile(p, data)
+			return [][]byte{data, sum}, nil
+		}}
+}
+
+func (b *build) runtimePath() string {
+	return "constitution/" + path.Base(b.s.Runtime.Source)
+}
+
+// abs returns the absolute URL of a site path.
+func (b *build) abs(sitePath string) string { return b.base + sitePath }
+
+// urlPath is the URL path an output path is reached at: folders for index
+// pages, the file itself otherwise.
+func urlPath(outPath string) string {
+	if outPath == "index.html" {
+		return "/"
+	}
+	if strings.HasSuffix(outPath, "/index.html") {
+		return "/" + strings.TrimSuffix(outPath, "index.html")
+	}
+	return "/" + outPath
+}
+
+func twinPath(outPath string) string { return strings.TrimSuffix(outPath, ".html") + ".md" }
+
+// meta is the frame of the page published at outPath.
+func (b *build) meta(title, description, outPath, section string) templates.Meta {
+	cfg := b.cfg
+	return templates.Meta{
+		SiteTitle:    cfg.Site.Title,
+		Title:        title,
+		Description:  description,
+		Canonical:    b.abs(urlPath(outPath)),
+		Twin:         "/" + twinPath(outPath),
+		Stylesheet:   "/" + b.r.stylesheet.Path,
+		Language:     cfg.Site.Language,
+		Section:      section,
+		License:      cfg.Site.License,
+		Organisation: cfg.Organisation.Name,
+		ReloadURL:    b.r.opts.ReloadURL,
+		ReloadPath:   outPath,
+	}
+}
+
+// page renders body inside the layout.
+func page(m templates.Meta, body templ.Component) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(8 << 10)
+	if err := templates.Layout(m).Render(templ.WithChildren(context.Background(), body), &buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// htmlAndTwin is the common shape of a generated page job.
+func htmlAndTwin(m templates.Meta, body templ.Component, twin string) ([][]byte, error) {
+	h, err := page(m, body)
+	if err != nil {
+		return nil, err
+	}
+	return [][]byte{h, []byte(twin)}, nil
+}

@@ -1,0 +1,314 @@
+// Package render turns a loaded site into output files in memory. It is pure:
+// it reads no files and writes none (site/publish writes).
+//
+// A Renderer plans the build as jobs, each producing one or more outputs from
+// declared inputs. Every job carries a fingerprint of those inputs; with
+// Options.Cache set, a job whose fingerprint did not change since the last
+// Render is not run again and its previous outputs are reused. This is the
+// dependency graph of incremental rebuilds: editing one page's body changes
+// that page's fingerprint only, while a new title also changes the lists
+// that show it.
+//
+//	r, err := render.New(render.Options{})
+//	stats, err := r.Render(ctx, site, func(o render.Output, fresh bool) error { ... })
+package render
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/proofsite/proofsite/site/content"
+	"github.com/proofsite/proofsite/templates"
+	"github.com/yuin/goldmark"
+)
+
+// Output is one file of the built site.
+type Output struct {
+	Path string // slash-separated, relative to the output directory
+	Data []byte
+}
+
+// Artifact is a file generated outside the site (the OpenAPI document, the
+// gate demo transcript, the verifier source) that the build publishes.
+type Artifact struct {
+	Path         string // output path, e.g. "openapi.json"
+	Data         []byte
+	Title        string // label in llms.txt and on the home page; "" keeps it unlisted
+	Description  string
+	Downloadable bool // publish a .sha256 beside it
+}
+
+// Endpoint is one route of the live API, listed in llms.txt.
+type Endpoint struct {
+	Method  string
+	Path    string
+	Summary string
+	OnAPI   bool // served from the verification API origin (api_url) rather than base_url
+}
+
+// Key is a published ledger key, listed in ai.json.
+type Key struct {
+	KeyID     string `json:"key_id"`
+	PublicKey string `json:"public_key"`
+	Role      string `json:"role"`
+}
+
+// Options configure a Renderer. The zero value renders a plain build.
+type Options struct {
+	Artifacts []Artifact
+	Endpoints []Endpoint
+	Keys      []Key
+	// ReloadURL, when set, is the base URL of the watch server's reload
+	// endpoints; every page then loads the live-reload script. Plain builds
+	// leave it empty, so their output stays reproducible.
+	ReloadURL string
+	// Cache keeps outputs between Render calls so unchanged jobs are reused.
+	Cache bool
+}
+
+// Stats counts what one Render did.
+type Stats struct {
+	Jobs     int // jobs planned
+	Rendered int // jobs run (the others were reused from the cache)
+	Pages    int // HTML pages in the output
+	Files    int // output files
+	Bytes    int64
+}
+
+// A Renderer renders sites. Render may not be called concurrently.
+type Renderer struct {
+	opts       Options
+	md         goldmark.Markdown
+	stylesheet Output
+	optsDigest [32]byte
+	cache      map[string]cached
+}
+
+type cached struct {
+	fp      [32]byte
+	outputs []Output
+}
+
+// New returns a Renderer with the given options.
+func New(opts Options) (*Renderer, error) {
+	for _, a := range opts.Artifacts {
+		if err := checkOutputPath(a.Path); err != nil {
+			return nil, fmt.Errorf("render: artifact: %w", err)
+		}
+	}
+	css, err := codeCSS()
+	if err != nil {
+		return nil, err
+	}
+	style := slices.Concat(templates.Stylesheet, css)
+	sum := sha256.Sum256(style)
+	r := &Renderer{
+		opts:       opts,
+		md:         newMarkdown(),
+		stylesheet: Output{Path: "assets/style." + hex.EncodeToString(sum[:4]) + ".css", Data: style},
+		cache:      map[string]cached{},
+	}
+	d := newDigest()
+	for _, a := range opts.Artifacts {
+		d.str(a.Path, a.Title, a.Description).bool(a.Downloadable).bytes(a.Data)
+	}
+	for _, e := range opts.Endpoints {
+		d.str(e.Method, e.Path, e.Summary).bool(e.OnAPI)
+	}
+	for _, k := range opts.Keys {
+		d.str(k.KeyID, k.PublicKey, k.Role)
+	}
+	r.optsDigest = d.str(opts.ReloadURL, r.stylesheet.Path).sum()
+	return r, nil
+}
+
+// job produces the outputs at paths from inputs summed up by fp.
+type job struct {
+	key   string
+	paths []string
+	fp    [32]byte
+	run   func() ([][]byte, error) // one []byte per path, in order
+}
+
+// Render renders site and calls emit once for every output file, from
+// several goroutines at once. fresh is false when the output was reused from
+// the cache unchanged. The first error stops the render.
+func (r *Renderer) Render(ctx context.Context, site *content.Site, emit func(o Output, fresh bool) error) (Stats, error) {
+	b := newBuild(r, site)
+	jobs := b.plan()
+	stats := Stats{Jobs: len(jobs)}
+
+	seen := map[string]string{}
+	for _, j := range jobs {
+		for _, p := range j.paths {
+			if err := checkOutputPath(p); err != nil {
+				return stats, fmt.Errorf("render: %s: %w", j.key, err)
+			}
+			if other, dup := seen[p]; dup {
+				return stats, fmt.Errorf("render: %s and %s both produce %s", other, j.key, p)
+			}
+			seen[p] = j.key
+			stats.Files++
+			if strings.HasSuffix(p, ".html") {
+				stats.Pages++
+			}
+		}
+	}
+
+	var (
+		mu       sync.Mutex
+		firstErr error
+		next     int
+		wg       sync.WaitGroup
+		keep     = make(map[string]bool, len(jobs))
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	take := func() (job, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(jobs) || firstErr != nil || ctx.Err() != nil {
+			return job{}, false
+		}
+		next++
+		return jobs[next-1], true
+	}
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for j, ok := take(); ok; j, ok = take() {
+				outs, fresh, err := r.runJob(j, &mu, keep)
+				if err != nil {
+					fail(fmt.Errorf("render: %s: %w", j.key, err))
+					return
+				}
+				var n int64
+				for _, o := range outs {
+					n += int64(len(o.Data))
+					if err := emit(o, fresh); err != nil {
+						fail(err)
+						return
+					}
+				}
+				mu.Lock()
+				stats.Bytes += n
+				if fresh {
+					stats.Rendered++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	if firstErr != nil {
+		return stats, firstErr
+	}
+	for k := range r.cache {
+		if !keep[k] {
+			delete(r.cache, k)
+		}
+	}
+	return stats, nil
+}
+
+// runJob returns the job's outputs, from the cache when its fingerprint is
+// unchanged.
+func (r *Renderer) runJob(j job, mu *sync.Mutex, keep map[string]bool) ([]Output, bool, error) {
+	if r.opts.Cache {
+		mu.Lock()
+		c, hit := r.cache[j.key]
+		keep[j.key] = true
+		mu.Unlock()
+		if hit && c.fp == j.fp {
+			return c.outputs, false, nil
+		}
+	}
+	data, err := j.run()
+	if err != nil {
+		return nil, true, err
+	}
+	if len(data) != len(j.paths) {
+		return nil, true, fmt.Errorf("produced %d files for %d paths", len(data), len(j.paths))
+	}
+	outs := make([]Output, len(data))
+	for i := range data {
+		outs[i] = Output{Path: j.paths[i], Data: data[i]}
+	}
+	if r.opts.Cache {
+		mu.Lock()
+		r.cache[j.key] = cached{fp: j.fp, outputs: outs}
+		mu.Unlock()
+	}
+	return outs, true, nil
+}
+
+// errBadPath is wrapped by every rejected output path.
+var errBadPath = errors.New("output path must be a relative, clean, slash-separated path")
+
+func checkOutputPath(p string) error {
+	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." || strings.Contains(p, "\\") {
+		return fmt.Errorf("%w: %q", errBadPath, p)
+	}
+	return nil
+}
+
+// digest accumulates a fingerprint; fields are separated so that ("ab","c")
+// and ("a","bc") differ.
+type digest struct{ h []byte }
+
+func newDigest() *digest { return &digest{} }
+
+func (d *digest) str(ss ...string) *digest {
+	for _, s := range ss {
+		d.h = append(d.h, s...)
+		d.h = append(d.h, 0)
+	}
+	return d
+}
+
+func (d *digest) bytes(b []byte) *digest {
+	s := sha256.Sum256(b)
+	d.h = append(d.h, s[:]...)
+	return d
+}
+
+func (d *digest) sums(ss ...[32]byte) *digest {
+	for _, s := range ss {
+		d.h = append(d.h, s[:]...)
+	}
+	return d
+}
+
+func (d *digest) bool(b bool) *digest {
+	if b {
+		d.h = append(d.h, 1)
+	} else {
+		d.h = append(d.h, 0)
+	}
+	return d
+}
+
+func (d *digest) sum() [32]byte { return sha256.Sum256(d.h) }
+
+// shaFile is the content of a "NAME.sha256" file, in the format sha256sum -c
+// reads when run beside the file.
+func shaFile(name string, data []byte) (hexSum string, file []byte) {
+	s := sha256.Sum256(data)
+	hexSum = hex.EncodeToString(s[:])
+	return hexSum, []byte(hexSum + "  " + path.Base(name) + "\n")
+}

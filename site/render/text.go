@@ -1,0 +1,262 @@
+package render
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/proofsite/proofsite/templates"
+)
+
+// Paths of the site-wide files.
+const (
+	constitutionTextPath   = "constitution.txt"
+	constitutionStatusPath = "constitution-status.json"
+	stewardshipPath        = "stewardship-horizon.json"
+	llmsPath               = "llms.txt"
+	aiPath                 = ".well-known/ai.json"
+	robotsPath             = "robots.txt"
+	sitemapPath            = "sitemap.xml"
+	indexTxtPath           = "index.txt"
+	headersPath            = "_headers"
+	redirectsPath          = "_redirects"
+)
+
+// mdWriter writes markdown twins and llms.txt.
+type mdWriter struct{ strings.Builder }
+
+func (w *mdWriter) line(s string) *mdWriter { w.WriteString(s); w.WriteByte('\n'); return w }
+func (w *mdWriter) h1(s string) *mdWriter   { return w.line("# " + s).line("") }
+func (w *mdWriter) h2(s string) *mdWriter   { return w.line("## " + s).line("") }
+func (w *mdWriter) h3(s string) *mdWriter   { return w.line("### " + s).line("") }
+
+func (w *mdWriter) para(s string) *mdWriter {
+	if s = strings.TrimSpace(s); s == "" {
+		return w
+	}
+	return w.line(s).line("")
+}
+
+func (w *mdWriter) item(href, label, note string) *mdWriter {
+	if note = strings.TrimSpace(note); note != "" {
+		return w.line(fmt.Sprintf("- [%s](%s): %s", label, href, note))
+	}
+	return w.line(fmt.Sprintf("- [%s](%s)", label, href))
+}
+
+func (w *mdWriter) links(links []templates.Link) *mdWriter {
+	for _, l := range links {
+		w.item(l.Href, l.Label, l.Note)
+	}
+	return w.line("")
+}
+
+// constitutionText is the published constitution as one plain-text file.
+func (b *build) constitutionText() []byte {
+	b.textOnce.Do(func() {
+		c := b.cfg.Constitution
+		var w bytes.Buffer
+		fmt.Fprintf(&w, "%s\nVersion %s (%s", c.Title, c.Version, c.Status)
+		if !c.Adopted.IsZero() {
+			fmt.Fprintf(&w, " %s", c.Adopted)
+		}
+		fmt.Fprintf(&w, "). License: %s.\n%d articles.\n", c.License, len(b.s.Articles))
+		part := ""
+		for _, a := range b.s.Articles {
+			if a.Part != part {
+				part = a.Part
+				fmt.Fprintf(&w, "\n\n%s\n%s\n", part, strings.Repeat("=", len([]rune(part))))
+			}
+			fmt.Fprintf(&w, "\nArticle %d. %s\n\n%s\n", a.Article, a.Title, bytes.TrimSpace(a.Body))
+		}
+		b.text = w.Bytes()
+	})
+	return b.text
+}
+
+func (b *build) constitutionTextJob() job {
+	paths := []string{constitutionTextPath, constitutionTextPath + ".sha256"}
+	return job{key: "constitution-text", paths: paths, fp: b.articles, run: func() ([][]byte, error) {
+		text := b.constitutionText()
+		_, sum := shaFile(constitutionTextPath, text)
+		return [][]byte{text, sum}, nil
+	}}
+}
+
+func (b *build) llmsJob() job {
+	fp := newDigest().str("llms").sums(b.config, b.summaries, b.r.optsDigest).sum()
+	return job{key: "llms", paths: []string{llmsPath}, fp: fp, run: func() ([][]byte, error) {
+		cfg := b.cfg
+		var w mdWriter
+		w.h1(cfg.Organisation.Name)
+		w.line("> " + strings.Join(strings.Fields(cfg.Site.Summary), " ")).line("")
+		w.para(cfg.Site.Description)
+		w.para("Integrity field: `canonical_spine_valid` in /api/ledger/verify is authoritative. The legacy `valid` field is deprecated and scoped to the strict table. Every live JSON response carries a request-time `generated_at` and `Cache-Control: no-store`; a stale `generated_at` is drift.")
+		w.para(cfg.Organisation.HumanAuthority)
+
+		w.h2("Proof surface")
+		for _, l := range b.proofLinks() {
+			w.item(b.abs(l.Href), l.Label, l.Note)
+		}
+		for _, d := range b.docPages() {
+			if strings.HasPrefix(d.Path, "docs/") {
+				w.item(b.abs("/"+d.TwinPath()), d.Title, d.Summary)
+			}
+		}
+		w.line("")
+
+		if len(b.r.opts.Endpoints) > 0 {
+			w.h2("API endpoint map")
+			for _, e := range b.r.opts.Endpoints {
+				origin := b.base
+				if e.OnAPI {
+					origin = b.api
+				}
+				w.item(origin+e.Path, e.Method+" "+e.Path, e.Summary)
+			}
+			w.line("")
+		}
+
+		w.h2("Gate")
+		w.item(b.abs("/gate.html"), "The gate", "authorization checkpoint, capability board, real today versus roadmap")
+		for _, d := range b.docPages() {
+			if strings.HasPrefix(d.Path, "products/") {
+				w.item(b.abs("/"+d.TwinPath()), d.Title, d.Summary)
+			}
+		}
+		w.line("")
+
+		c := cfg.Constitution
+		w.h2("Constitution")
+		w.item(b.abs("/"+constitutionTextPath), fmt.Sprintf("%s, version %s", c.Title, c.Version), fmt.Sprintf("full text, %d articles, CC0", len(b.s.Articles)))
+		w.item(b.abs("/"+constitutionStatusPath), "Constitution status", "version, text SHA-256 and the article count of every surface")
+		w.item(b.abs("/constitution/"), "Constitution, one page per article", "")
+		w.line("")
+
+		var other []templates.Link
+		for _, d := range b.docPages() {
+			if !strings.HasPrefix(d.Path, "docs/") && !strings.HasPrefix(d.Path, "products/") {
+				other = append(other, templates.Link{Href: "/" + d.TwinPath(), Label: d.Title, Note: d.Summary})
+			}
+		}
+		for _, p := range b.datedPages() {
+			other = append(other, templates.Link{Href: "/" + p.TwinPath(), Label: p.Title, Note: p.Summary})
+		}
+		if len(other) > 0 {
+			w.h2("Pages")
+			for _, l := range other {
+				w.item(b.abs(l.Href), l.Label, l.Note)
+			}
+			w.line("")
+		}
+
+		w.h2("Optional")
+		w.item(b.abs("/"+aiPath), "ai.json", "machine-readable discovery manifest")
+		w.item(b.abs("/"+sitemapPath), "Sitemap", "")
+		w.item(b.abs("/"+indexTxtPath), "Every published file", "plain list of URLs")
+		return [][]byte{[]byte(w.String())}, nil
+	}}
+}
+
+func (b *build) robotsJob() job {
+	return job{key: "robots", paths: []string{robotsPath}, fp: newDigest().str("robots", b.base).sum(), run: func() ([][]byte, error) {
+		return [][]byte{fmt.Appendf(nil, "User-agent: *\nAllow: /\n\nSitemap: %s/%s\n# AI-facing entry point: %s/%s\n", b.base, sitemapPath, b.base, llmsPath)}, nil
+	}}
+}
+
+type sitemapURL struct {
+	Loc     string `xml:"loc"`
+	LastMod string `xml:"lastmod,omitempty"`
+}
+
+type urlSet struct {
+	XMLName xml.Name     `xml:"urlset"`
+	NS      string       `xml:"xmlns,attr"`
+	URLs    []sitemapURL `xml:"url"`
+}
+
+func (b *build) sitemapJob(all []string) job {
+	fp := newDigest().str("sitemap", b.base).sums(b.summaries)
+	for _, p := range all {
+		fp.str(p)
+	}
+	return job{key: "sitemap", paths: []string{sitemapPath}, fp: fp.sum(), run: func() ([][]byte, error) {
+		dates := map[string]string{}
+		for _, p := range b.s.Pages {
+			dates[p.Path] = p.Date.String()
+		}
+		set := urlSet{NS: "http://www.sitemaps.org/schemas/sitemap/0.9"}
+		for _, p := range all {
+			if strings.HasSuffix(p, ".html") && p != "404.html" {
+				set.URLs = append(set.URLs, sitemapURL{Loc: b.abs(urlPath(p)), LastMod: dates[p]})
+			}
+		}
+		out, err := xml.MarshalIndent(set, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return [][]byte{slices.Concat([]byte(xml.Header), out, []byte("\n"))}, nil
+	}}
+}
+
+func (b *build) indexTxtJob(all []string) job {
+	fp := newDigest().str("index.txt", b.base)
+	for _, p := range all {
+		fp.str(p)
+	}
+	return job{key: "index.txt", paths: []string{indexTxtPath}, fp: fp.sum(), run: func() ([][]byte, error) {
+		var w bytes.Buffer
+		for _, p := range all {
+			if p == headersPath || p == redirectsPath {
+				continue
+			}
+			w.WriteString(b.abs(urlPath(p)))
+			w.WriteByte('\n')
+		}
+		return [][]byte{w.Bytes()}, nil
+	}}
+}
+
+// hostFilesJob writes the routing files static hosts (Netlify, Cloudflare
+// Pages and compatible) read: content types and cache rules, and the live
+// paths proxied to the live origin.
+func (b *build) hostFilesJob() job {
+	return job{key: "host-files", paths: []string{headersPath, redirectsPath}, fp: newDigest().str("host", b.api).sum(), run: func() ([][]byte, error) {
+		headers := `# Response headers for static hosts. Generated by proofsite build.
+/*
+  X-Content-Type-Options: nosniff
+  Referrer-Policy: strict-origin-when-cross-origin
+  X-Frame-Options: DENY
+  Content-Security-Policy: default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'
+/*.html
+  Cache-Control: public, max-age=0, must-revalidate
+/*.md
+  Content-Type: text/markdown; charset=utf-8
+  Cache-Control: public, max-age=0, must-revalidate
+/*.txt
+  Content-Type: text/plain; charset=utf-8
+  Cache-Control: public, max-age=0, must-revalidate
+/*.sha256
+  Content-Type: text/plain; charset=utf-8
+  Cache-Control: public, max-age=0, must-revalidate
+/*.go
+  Content-Type: text/plain; charset=utf-8
+  Cache-Control: public, max-age=0, must-revalidate
+/*.json
+  Content-Type: application/json; charset=utf-8
+  Cache-Control: public, max-age=0, must-revalidate
+/.well-known/ai.json
+  Access-Control-Allow-Origin: *
+/assets/*
+  Cache-Control: public, max-age=31536000, immutable
+`
+		redirects := fmt.Sprintf(`# Live routes are answered by the live edge, never from static files.
+# Status 200 makes the host proxy the request. Generated by proofsite build.
+/api/*  %[1]s/api/:splat  200
+/mcp    %[1]s/mcp         200
+`, b.api)
+		return [][]byte{[]byte(headers), []byte(redirects)}, nil
+	}}
+}

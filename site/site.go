@@ -1,0 +1,214 @@
+// Package site builds the static site: it loads and validates content/,
+// renders every page and publishes the output directory, in that order.
+//
+//	b, err := site.New(site.Options{ContentDir: "content", OutDir: "public"})
+//	res, err := b.Build(ctx, nil) // nil: everything changed (a full build)
+//
+// A first build and an incremental rebuild are the same call: Build takes the
+// content paths that changed since the last Build, and the loader, the
+// renderer and the publisher each redo only what those changes reach. A
+// failed build leaves the published output as it was.
+package site
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/proofsite/proofsite/site/content"
+	"github.com/proofsite/proofsite/site/publish"
+	"github.com/proofsite/proofsite/site/render"
+)
+
+// Options configure a Builder.
+type Options struct {
+	ContentDir string // required
+	OutDir     string // required
+	// Content, when set, is read instead of ContentDir (tests); ContentDir
+	// still names it in messages.
+	Content fs.FS
+	// Render configures rendering: generated artifacts, the endpoint map,
+	// the live-reload script. Its Cache field is set by Incremental.
+	Render render.Options
+	// Incremental keeps every rendered output in memory so later Builds with
+	// a list of changes redo only what they reach (watch mode). A one-shot
+	// build leaves it off and streams outputs to disk.
+	Incremental bool
+	// Logger receives progress of long builds; nil discards.
+	Logger *slog.Logger
+	// ProgressEvery is how often a running build logs progress; 0 means one
+	// second.
+	ProgressEvery time.Duration
+}
+
+// Result summarises one Build.
+type Result struct {
+	Full     bool // the whole output was replaced (otherwise patched in place)
+	Pages    int  // HTML pages in the site
+	Files    int  // files in the site
+	Bytes    int64
+	Jobs     int      // render jobs planned
+	Rendered int      // render jobs that ran (the rest were reused)
+	Written  []string // output paths written, sorted
+	Duration time.Duration
+}
+
+// String is the one-line summary a build prints.
+func (r Result) String() string {
+	return fmt.Sprintf("built %d pages, %d files, %s in %d ms (rendered %d of %d jobs, wrote %d files)",
+		r.Pages, r.Files, humanBytes(r.Bytes), r.Duration.Milliseconds(), r.Rendered, r.Jobs, len(r.Written))
+}
+
+// A Builder builds one content directory into one output directory. Build
+// may not be called concurrently.
+type Builder struct {
+	opts      Options
+	loader    *content.Loader
+	renderer  *render.Renderer
+	publisher *publish.Publisher
+	published bool // a full build has been published
+	log       *slog.Logger
+}
+
+// New returns a Builder.
+func New(opts Options) (*Builder, error) {
+	if opts.ContentDir == "" || opts.OutDir == "" {
+		return nil, errors.New("site: ContentDir and OutDir are required")
+	}
+	if opts.Content == nil {
+		info, err := os.Stat(opts.ContentDir)
+		if err != nil {
+			return nil, fmt.Errorf("site: content folder: %w", err)
+		}
+		if !info.IsDir() {
+			return nil, fmt.Errorf("site: content folder %s is not a folder", opts.ContentDir)
+		}
+		opts.Content = os.DirFS(opts.ContentDir)
+	}
+	if opts.ProgressEvery == 0 {
+		opts.ProgressEvery = time.Second
+	}
+	opts.Render.Cache = opts.Incremental
+	r, err := render.New(opts.Render)
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	p, err := publish.New(opts.OutDir)
+	if err != nil {
+		return nil, fmt.Errorf("site: %w", err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Builder{opts: opts, loader: content.NewLoader(opts.Content), renderer: r, publisher: p, log: log}, nil
+}
+
+// Build loads the content paths in changes (nil: all of it), validates the
+// whole site, renders what changed and publishes it. Content errors come
+// back as content.Errors, every problem with its file and line; the
+// published output is then unchanged.
+func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
+	start := time.Now()
+	full := changes == nil || !b.published || !b.opts.Incremental
+	if full {
+		changes = nil
+	}
+
+	site, err := b.loader.Load(ctx, changes)
+	if err != nil {
+		return Result{}, fmt.Errorf("load: %w", err)
+	}
+
+	var (
+		res      = Result{Full: full}
+		progress atomic.Int64
+		stage    *publish.Stage
+		mu       sync.Mutex
+		fresh    []publish.File
+		all      []string
+	)
+	if full {
+		if stage, err = b.publisher.Stage(); err != nil {
+			return Result{}, fmt.Errorf("publish: %w", err)
+		}
+	}
+	stop := b.reportProgress(&progress)
+	stats, err := b.renderer.Render(ctx, site, func(o render.Output, isFresh bool) error {
+		progress.Add(1)
+		mu.Lock()
+		all = append(all, o.Path)
+		if isFresh && !full {
+			fresh = append(fresh, publish.File{Path: o.Path, Data: o.Data})
+		}
+		mu.Unlock()
+		if full {
+			return stage.Write(o.Path, o.Data)
+		}
+		return nil
+	})
+	stop()
+	if err != nil {
+		if stage != nil {
+			stage.Abort()
+		}
+		return Result{}, fmt.Errorf("render: %w", err)
+	}
+
+	if full {
+		err = stage.Commit()
+		b.published = err == nil
+	} else {
+		err = b.publisher.Patch(fresh, all)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("publish: %w", err)
+	}
+	res.Written = all
+	if !full {
+		res.Written = make([]string, len(fresh))
+		for i, f := range fresh {
+			res.Written[i] = f.Path
+		}
+	}
+	slices.Sort(res.Written)
+	res.Pages, res.Files, res.Bytes, res.Jobs, res.Rendered = stats.Pages, stats.Files, stats.Bytes, stats.Jobs, stats.Rendered
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// reportProgress logs how many files are done while a build runs longer than
+// ProgressEvery; the returned function stops it.
+func (b *Builder) reportProgress(done *atomic.Int64) (stop func()) {
+	t := time.NewTicker(b.opts.ProgressEvery)
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.C:
+				b.log.Info("building", "files_done", done.Load())
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() { t.Stop(); close(quit) }
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d B", n)
+	}
+}
