@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run build test generate check-generated fmt-check vet staticcheck unit bench clean FORCE
+.PHONY: run build test generate check-generated fmt-check vet staticcheck unit bench bench-site clean FORCE
 
 ## run: build the site and serve it on $(ADDR)
 run: build
@@ -45,7 +45,18 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench:
+bench: bench-site
+
+## bench-site: full and incremental builds of 1,000/5,000 generated pages,
+## proofsite against Hugo; prints a markdown report. Work files go to
+## bench/out/ (ignored). Pass flags with BENCH_FLAGS="-runs 9 -keep";
+## "go run ./cmd/sitebench -h" lists them.
+bench-site: $(BIN)
+	@command -v hugo >/dev/null 2>&1 || { \
+		echo "hugo not found; installing Debian's package"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq hugo; }
+	$(GO) run ./cmd/sitebench $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin public/* data
