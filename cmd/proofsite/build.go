@@ -69,13 +69,19 @@ func contentError(env *environment, contentDir, outDir string, err error) error 
 		return err
 	}
 	for _, e := range list {
-		located := *e
-		located.File = filepath.ToSlash(filepath.Join(contentDir, e.File))
-		fmt.Fprintln(env.stderr, located.Error())
+		fmt.Fprintln(env.stderr, locate(contentDir, e))
 	}
 	noun := "errors"
 	if len(list) == 1 {
 		noun = "error"
 	}
 	return fmt.Errorf("%d content %s; %s was not changed", len(list), noun, outDir)
+}
+
+// locate names a content problem relative to the working directory, the form
+// editors and terminals turn into links.
+func locate(contentDir string, e *content.Error) string {
+	located := *e
+	located.File = filepath.ToSlash(filepath.Join(contentDir, e.File))
+	return located.Error()
 }
