@@ -187,7 +187,9 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, emit func(o O
 		next++
 		return jobs[next-1], true
 	}
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	// Jobs also write their outputs (emit), so more workers than cores keep
+	// the cores busy while some wait on the file system.
+	for range min(4*runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Go(func() {
 			for j, ok := take(); ok; j, ok = take() {
 				outs, fresh, err := r.runJob(j, &mu, keep)
