@@ -6,11 +6,19 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run build test generate check-generated fmt-check vet staticcheck unit bench bench-site clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site clean FORCE
 
 ## run: build the site and serve it on $(ADDR)
 run: build
 	$(BIN) serve --public public --addr $(ADDR)
+
+## watch: build, serve and rebuild on every content edit, reloading the browser
+watch: $(BIN)
+	$(BIN) watch --content content --out public --addr $(ADDR)
+
+## dev: like watch, and also regenerate and restart on template (.templ) edits
+dev:
+	$(GO) tool templ generate --watch --path templates --cmd "$(GO) run ./cmd/proofsite watch --content content --out public --addr $(ADDR)"
 
 ## build: compile proofsite and render content/ into public/
 build: $(BIN)

@@ -57,6 +57,7 @@ type Result struct {
 	Jobs     int      // render jobs planned
 	Rendered int      // render jobs that ran (the rest were reused)
 	Written  []string // output paths written, sorted
+	Removed  []string // output paths removed because the site no longer produces them
 	Duration time.Duration
 }
 
@@ -159,6 +160,7 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 		if stage != nil {
 			stage.Abort()
 		}
+		b.renderer.Forget() // it may hold outputs that were never published
 		return Result{}, fmt.Errorf("render: %w", err)
 	}
 
@@ -166,9 +168,10 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 		err = stage.Commit()
 		b.published = err == nil
 	} else {
-		err = b.publisher.Patch(fresh, all)
+		res.Removed, err = b.publisher.Patch(fresh, all)
 	}
 	if err != nil {
+		b.renderer.Forget()
 		return Result{}, fmt.Errorf("publish: %w", err)
 	}
 	res.Written = all
@@ -183,6 +186,10 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 	res.Duration = time.Since(start)
 	return res, nil
 }
+
+// RenderAll makes the next Build render every page again, for changes the
+// content does not show (template text in templ's watch mode).
+func (b *Builder) RenderAll() { b.renderer.Forget() }
 
 // reportProgress logs how many files are done while a build runs longer than
 // ProgressEvery; the returned function stops it.

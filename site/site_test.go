@@ -34,12 +34,16 @@ var testArtifacts = []render.Artifact{
 	{Path: "downloads/tool.go", Data: []byte("package main\n"), Title: "Verifier", Description: "read it, then run it", Downloadable: true},
 }
 
-func build(t *testing.T, contentDir, out string) site.Result {
-	t.Helper()
-	b, err := site.New(site.Options{ContentDir: contentDir, OutDir: out, Render: render.Options{
+func testRenderOptions() render.Options {
+	return render.Options{
 		Artifacts: testArtifacts,
 		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true}},
-	}})
+	}
+}
+
+func build(t *testing.T, contentDir, out string) site.Result {
+	t.Helper()
+	b, err := site.New(site.Options{ContentDir: contentDir, OutDir: out, Render: testRenderOptions()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
@@ -34,8 +36,16 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR]")
 	var f siteFlags
 	f.register(env, fs)
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the build to `file` (go tool pprof)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	b, err := site.New(site.Options{
 		ContentDir: f.content,
@@ -69,13 +79,33 @@ func contentError(env *environment, contentDir, outDir string, err error) error 
 		return err
 	}
 	for _, e := range list {
-		located := *e
-		located.File = filepath.ToSlash(filepath.Join(contentDir, e.File))
-		fmt.Fprintln(env.stderr, located.Error())
+		fmt.Fprintln(env.stderr, locate(contentDir, e))
 	}
 	noun := "errors"
 	if len(list) == 1 {
 		noun = "error"
 	}
 	return fmt.Errorf("%d content %s; %s was not changed", len(list), noun, outDir)
+}
+
+// locate names a content problem relative to the working directory, the form
+// editors and terminals turn into links.
+func locate(contentDir string, e *content.Error) string {
+	located := *e
+	located.File = filepath.ToSlash(filepath.Join(contentDir, e.File))
+	return located.Error()
+}
+
+// startCPUProfile profiles the process into file until the returned
+// function is called.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -46,6 +46,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"build":   {"render content/ into the static site", runBuild},
 		"serve":   {"serve the built site", runServe},
+		"watch":   {"build, serve, and rebuild on every content edit", runWatch},
 		"version": {"print the version", runVersion},
 	}
 }

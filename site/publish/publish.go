@@ -144,17 +144,17 @@ func (s *Stage) Abort() {
 
 // Patch writes files in place, each atomically, and removes every file an
 // earlier Commit or Patch published that is not in all, the complete list of
-// the site's output paths.
-func (p *Publisher) Patch(files []File, all []string) error {
+// the site's output paths. It returns the removed paths.
+func (p *Publisher) Patch(files []File, all []string) (removed []string, err error) {
 	if p.published == nil {
-		return errors.New("publish: Patch needs a full publication first")
+		return nil, errors.New("publish: Patch needs a full publication first")
 	}
 	for _, f := range files {
 		if err := checkPath(f.Path); err != nil {
-			return err
+			return nil, err
 		}
 		if err := writeAtomic(filepath.Join(p.dir, filepath.FromSlash(f.Path)), f.Data); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	now := make(map[string]bool, len(all))
@@ -171,12 +171,12 @@ func (p *Publisher) Patch(files []File, all []string) error {
 	for _, old := range slices.Backward(stale) {
 		full := filepath.Join(p.dir, filepath.FromSlash(old))
 		if err := os.Remove(full); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("publish: %w", err)
+			return nil, fmt.Errorf("publish: %w", err)
 		}
 		removeEmptyParents(p.dir, filepath.Dir(full))
 	}
 	p.published = now
-	return nil
+	return stale, nil
 }
 
 // writeAtomic writes data to a temporary file beside name and renames it over

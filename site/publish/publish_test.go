@@ -122,14 +122,17 @@ func TestWriteRejectsEscapingPaths(t *testing.T) {
 func TestPatch(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
 	p, _ := New(out)
-	if err := p.Patch(nil, nil); err == nil {
+	if _, err := p.Patch(nil, nil); err == nil {
 		t.Error("Patch before a full publication accepted")
 	}
 	publishAll(t, p, map[string]string{"llms.txt": "1", "keep.html": "k", "gone/deep/x.html": "x"})
-	err := p.Patch([]File{{Path: "llms.txt", Data: []byte("2")}, {Path: "new/n.html", Data: []byte("n")}},
+	removed, err := p.Patch([]File{{Path: "llms.txt", Data: []byte("2")}, {Path: "new/n.html", Data: []byte("n")}},
 		[]string{"llms.txt", "keep.html", "new/n.html"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(removed, []string{"gone/deep/x.html"}) {
+		t.Errorf("removed %v", removed)
 	}
 	got := files(t, out)
 	want := map[string]string{"llms.txt": "2", "keep.html": "k", "new/n.html": "n"}

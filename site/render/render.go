@@ -14,6 +14,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -77,7 +78,7 @@ type Options struct {
 // Stats counts what one Render did.
 type Stats struct {
 	Jobs     int // jobs planned
-	Rendered int // jobs run (the others were reused from the cache)
+	Rendered int // jobs whose outputs changed (the others were reused or gave the same bytes)
 	Pages    int // HTML pages in the output
 	Files    int // output files
 	Bytes    int64
@@ -186,7 +187,9 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, emit func(o O
 		next++
 		return jobs[next-1], true
 	}
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	// Jobs also write their outputs (emit), so more workers than cores keep
+	// the cores busy while some wait on the file system.
+	for range min(4*runtime.GOMAXPROCS(0), len(jobs)) {
 		wg.Go(func() {
 			for j, ok := take(); ok; j, ok = take() {
 				outs, fresh, err := r.runJob(j, &mu, keep)
@@ -226,6 +229,10 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, emit func(o O
 	return stats, nil
 }
 
+// Forget empties the cache, so the next Render runs every job. Call it when
+// the outputs of a Render could not be published.
+func (r *Renderer) Forget() { clear(r.cache) }
+
 // runJob returns the job's outputs, from the cache when its fingerprint is
 // unchanged.
 func (r *Renderer) runJob(j job, mu *sync.Mutex, keep map[string]bool) ([]Output, bool, error) {
@@ -249,12 +256,20 @@ func (r *Renderer) runJob(j job, mu *sync.Mutex, keep map[string]bool) ([]Output
 	for i := range data {
 		outs[i] = Output{Path: j.paths[i], Data: data[i]}
 	}
-	if r.opts.Cache {
-		mu.Lock()
-		r.cache[j.key] = cached{fp: j.fp, outputs: outs}
-		mu.Unlock()
+	if !r.opts.Cache {
+		return outs, true, nil
 	}
-	return outs, true, nil
+	mu.Lock()
+	c, hit := r.cache[j.key]
+	r.cache[j.key] = cached{fp: j.fp, outputs: outs}
+	mu.Unlock()
+	// Inputs changed but the bytes did not (a sitemap after a title edit):
+	// nothing to write.
+	return outs, !hit || !sameOutputs(c.outputs, outs), nil
+}
+
+func sameOutputs(a, b []Output) bool {
+	return slices.EqualFunc(a, b, func(x, y Output) bool { return x.Path == y.Path && bytes.Equal(x.Data, y.Data) })
 }
 
 // errBadPath is wrapped by every rejected output path.
