@@ -56,6 +56,7 @@ var fairnessNotes = []string{
 	"Outputs: Hugo writes one HTML file per page, home, one section list, sitemap.xml and 404.html (`disableKinds = [\"taxonomy\", \"term\", \"RSS\"]`). proofsite writes HTML plus a markdown twin per page and its aggregates (home and pages index with twins, llms.txt, sitemap.xml, index.txt, constitution pages and text, JSON status files, robots.txt, 404, stylesheet): about twice the files.",
 	"Full builds: output folders removed before every run, a fresh Hugo `--cacheDir` per run, runs interleaved (proofsite, hugo, proofsite, ...) after one warm-up each; medians reported. Peak RSS is the process's Maxrss from getrusage.",
 	"Incremental: one page's body is rewritten in place (truncate and write, as an editor saving); latency runs from just before the write until the page's HTML is complete on disk (ends with `</html>`) and holds the edit's marker, seen through fsnotify on its folder with a 1 ms stat poll as a fallback. Edits are spaced so no debounce window merges two.",
+	"Hugo's server runs with `--renderToDisk` and live reload on, so that fast render mode is on (Hugo 0.111 switches it off with `--disableLiveReload`), and the home page is requested once, as a browser open on the site would; `-hugo-nofast` adds a run with `--disableLiveReload`. Hugo's watcher batches file events on a 500 ms tick, which is part of its latency.",
 }
 
 // writeHugoSite writes the Hugo site into dir: configuration, layouts, the

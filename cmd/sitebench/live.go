@@ -53,13 +53,12 @@ type liveResult struct {
 	Err       error           // the session failed; Latencies holds what was measured
 }
 
-// liveTools are proofsite watch and Hugo's server twice. Hugo 0.111 turns
-// its fast render mode off with live reload (commands/commandeer.go:
-// fastRenderMode = doLiveReload && !disableFastRender) and then re-renders
-// every page on every change; in fast render mode it re-renders the changed
-// pages and the recently visited ones. So Hugo is measured as an editor uses
-// it, live reload on and a browser on the home page (one request after the
-// first build), and once more with --disableLiveReload.
+// liveTools are proofsite watch and Hugo's server. Hugo 0.111 turns its fast
+// render mode off together with live reload (commands/commandeer.go:
+// fastRenderMode = doLiveReload && !disableFastRender), so Hugo is measured
+// as an editor uses it: live reload on, and a browser on the home page (one
+// request after the first build). With cfg.hugoNoFast it is measured once
+// more with --disableLiveReload.
 func liveTools(cfg config, ws *workspace) []liveTool {
 	hugoCheck := func(ctx context.Context) error { return exec.CommandContext(ctx, cfg.hugo, "version").Run() }
 	hugoServer := func(cache string, extra ...string) (*exec.Cmd, string, error) {
@@ -71,7 +70,7 @@ func liveTools(cfg config, ws *workspace) []liveTool {
 			"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--cacheDir", cache}, extra...)
 		return exec.Command(cfg.hugo, args...), "http://127.0.0.1:" + strconv.Itoa(port) + "/", nil
 	}
-	return []liveTool{
+	tools := []liveTool{
 		{
 			name: "proofsite", mode: "proofsite watch", out: ws.psOut, ready: "llms.txt", source: ws.proofsitePage,
 			check: func(ctx context.Context) error { return hasWatch(ctx, cfg.proofsite) },
@@ -84,15 +83,18 @@ func liveTools(cfg config, ws *workspace) []liveTool {
 			out: ws.hugoOut, ready: "sitemap.xml", source: ws.hugoPage, check: hugoCheck,
 			command: func(cache string) (*exec.Cmd, string, error) { return hugoServer(cache) },
 		},
-		{
+	}
+	if cfg.hugoNoFast {
+		tools = append(tools, liveTool{
 			name: "hugo-nofast", mode: "hugo server --renderToDisk --disableLiveReload (no fast render)",
 			out: ws.hugoOut, ready: "sitemap.xml", source: ws.hugoPage, check: hugoCheck,
 			command: func(cache string) (*exec.Cmd, string, error) {
 				cmd, _, err := hugoServer(cache, "--disableLiveReload")
 				return cmd, "", err
 			},
-		},
+		})
 	}
+	return tools
 }
 
 // hasWatch reports whether the proofsite binary has a watch command.

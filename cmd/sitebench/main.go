@@ -13,12 +13,14 @@
 //   - incremental rebuild latency in the 5,000-page site: "proofsite watch"
 //     against "hugo server --renderToDisk", one after the other; for each of
 //     -edits edits, the time from just before one page's file is rewritten to
-//     the moment its output HTML is complete on disk and holds the edit.
+//     the moment its output HTML is complete on disk and holds the edit. Hugo
+//     runs with live reload on, which its fast render mode needs, and one
+//     request for its home page; -hugo-nofast adds --disableLiveReload.
 //
 // Usage (from the repository root; "make bench" does this):
 //
 //	go build -o bin/proofsite ./cmd/proofsite
-//	go run ./cmd/sitebench [-pages 1000,5000] [-runs 5] [-edits 10] [-only full|incremental] [-keep]
+//	go run ./cmd/sitebench [-pages 1000,5000] [-runs 5] [-edits 10] [-only full|incremental] [-keep] [-hugo-nofast]
 //
 // Everything generated goes under -work (bench/out/, ignored by git), which
 // is removed at the end unless -keep is given.
@@ -30,6 +32,10 @@
 //	go run ./cmd/sitebench -profile cpu.out -pages 5000
 //	go test -run '^$' -bench BuildLarge -benchtime 3x -cpuprofile cpu.out ./cmd/sitebench
 //	go tool pprof -top -cum cpu.out
+//
+// BenchmarkRebuildLarge does the same for the one-page rebuild of watch mode
+// (-bench RebuildLarge -benchtime 500x; the first full build is in the
+// profile too, so focus with -focus 'Builder..Build' -ignore Stage).
 package main
 
 import (

@@ -43,6 +43,7 @@ type config struct {
 	spacing     time.Duration // pause between one edit's completion and the next edit
 	editTimeout time.Duration // how long one edit may take before the phase fails
 	profile     string        // write a CPU profile of an in-process build here instead of benchmarking
+	hugoNoFast  bool          // also measure hugo server --disableLiveReload
 }
 
 // run executes one sitebench command line and returns the exit code.
@@ -91,7 +92,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.hugo, "hugo", "hugo", "hugo `binary`")
 	fs.Uint64Var(&cfg.seed, "seed", 1, "corpus seed; the same seed gives the same pages")
 	fs.DurationVar(&cfg.spacing, "spacing", 300*time.Millisecond, "pause after one edit completed before the next, so debouncing cannot merge edits")
-	fs.DurationVar(&cfg.editTimeout, "edit-timeout", 30*time.Second, "how long one edit may take to reach the output")
+	fs.DurationVar(&cfg.editTimeout, "edit-timeout", 2*time.Minute, "how long one edit may take to reach the output")
+	fs.BoolVar(&cfg.hugoNoFast, "hugo-nofast", false, "also measure hugo server with --disableLiveReload, which in Hugo 0.111 also turns fast render off (slow: a full re-render per edit)")
 	fs.StringVar(&cfg.profile, "profile", "", "instead of benchmarking, build the largest -pages site in-process and write a CPU profile to `file`")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
