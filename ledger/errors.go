@@ -73,6 +73,7 @@ type BlockError struct {
 	Want  Hash   // the hash that was expected
 	Got   Hash   // the hash that was found
 	Note  string // optional detail
+	Cause error  // optional underlying error (ErrUnknownKey, for example)
 }
 
 func (e *BlockError) Error() string {
@@ -83,11 +84,19 @@ func (e *BlockError) Error() string {
 	if e.Note != "" {
 		msg += ": " + e.Note
 	}
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
 	return msg
 }
 
-// Unwrap returns the sentinel.
-func (e *BlockError) Unwrap() error { return e.Err }
+// Unwrap returns the sentinel and the cause, if any.
+func (e *BlockError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
 
 // LineError is a failure reading one line of a JSONL file.
 type LineError struct {

@@ -271,3 +271,11 @@ func smallOrder(pub []byte) bool {
 	_, err = lowOrderProbe.ECDH(remote) // fails exactly when the result is the all-zero point
 	return err != nil
 }
+
+// KeysDocument is the published keys file (keys.json in the data directory,
+// and the form verifiers accept for pinned keys).
+//
+//	{"keys":[{"key_id":"ed25519:…","public_key":"…","role":"writer"}, …]}
+type KeysDocument struct {
+	Keys []PublishedKey `json:"keys"`
+}

@@ -41,6 +41,9 @@ func CheckBlock(b Block, keys KeySet) BlockCheck {
 	fail := func(err error, want, got Hash, note string) {
 		errs = append(errs, &BlockError{Index: c.Index, Err: err, Want: want, Got: got, Note: note})
 	}
+	failKey := func(note string, cause error) {
+		errs = append(errs, &BlockError{Index: c.Index, Err: ErrBadSignature, Note: note, Cause: cause})
+	}
 	if err := b.header.Validate(); err != nil {
 		fail(ErrInvalidBlock, Hash{}, Hash{}, err.Error())
 	} else {
@@ -54,7 +57,7 @@ func CheckBlock(b Block, keys KeySet) BlockCheck {
 	c.SignatureValid = true
 	if k, err := keys.Lookup(b.header.Writer, RoleWriter); err != nil {
 		c.SignatureValid = false
-		fail(ErrBadSignature, Hash{}, Hash{}, "writer: "+err.Error())
+		failKey("writer", err)
 	} else if !k.Verify(b.hash[:], b.signature) {
 		c.SignatureValid = false
 		fail(ErrBadSignature, Hash{}, Hash{}, "writer signature does not verify")
@@ -68,7 +71,7 @@ func CheckBlock(b Block, keys KeySet) BlockCheck {
 			fail(ErrBadSignature, Hash{}, Hash{}, "witness "+string(w.KeyID)+" listed twice")
 		case err != nil:
 			c.SignatureValid = false
-			fail(ErrBadSignature, Hash{}, Hash{}, "witness: "+err.Error())
+			failKey("witness", err)
 		case !k.Verify(b.hash[:], w.Signature):
 			c.SignatureValid = false
 			fail(ErrBadSignature, Hash{}, Hash{}, "witness "+string(w.KeyID)+" signature does not verify")
