@@ -387,11 +387,7 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 		}
 	}
 	s.state.Store(&state{head: st.head, genesis: st.genesis, count: st.count, verdict: &v, table: &table})
-	lvl := slog.LevelInfo
-	if !v.Pass() {
-		lvl = slog.LevelError
-	}
-	s.log.Log(ctx, lvl, "full walk", "verdict", v.Verdict, "rows", v.RowsChecked, "head", v.Head, "took", s.opts.Now().Sub(started))
+	s.log.Debug("full walk", "verdict", v.Verdict, "rows", v.RowsChecked, "spine_length", v.SpineLength, "took", s.opts.Now().Sub(started))
 	res.Verdict = v
 	return res, nil
 }
