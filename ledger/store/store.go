@@ -63,8 +63,12 @@ var (
 	metaCount     = []byte("m/count")   // number of rows
 )
 
-func blockKey(i int64) []byte   { return binary.BigEndian.AppendUint64(append([]byte(nil), prefixBlock...), uint64(i)) }
-func privateKey(i int64) []byte { return binary.BigEndian.AppendUint64(append([]byte(nil), prefixPrivate...), uint64(i)) }
+func blockKey(i int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixBlock...), uint64(i))
+}
+func privateKey(i int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixPrivate...), uint64(i))
+}
 func hashKey(h ledger.Hash) []byte {
 	return append(append([]byte(nil), prefixHash...), h[:]...)
 }
@@ -326,7 +330,9 @@ func (s *Store) Range(ctx context.Context, from, to int64) iter.Seq2[ledger.Bloc
 }
 
 // Blocks returns every row in index order (Range(ctx, 0, -1)).
-func (s *Store) Blocks(ctx context.Context) iter.Seq2[ledger.Block, error] { return s.Range(ctx, 0, -1) }
+func (s *Store) Blocks(ctx context.Context) iter.Seq2[ledger.Block, error] {
+	return s.Range(ctx, 0, -1)
+}
 
 // Rows returns every row in index order with its private part when private
 // is true, for exports.
