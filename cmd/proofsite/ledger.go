@@ -143,7 +143,7 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 		// Idempotent: the same history sealed with the same keys gives the
 		// same blocks (ed25519 is deterministic), so a store that starts
 		// with them is this chain, possibly grown since.
-		if err := sameChain(ctx, f.storeDir(), blocks, keys, seams, env); err != nil {
+		if err := sameChain(ctx, f.storeDir(), blocks, privs, keys, seams, env); err != nil {
 			return err
 		}
 		if err := writeKeysJSON(f.data, keys); err != nil {
@@ -168,17 +168,25 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 	return nil
 }
 
-// sameChain checks that the store in dir begins with blocks.
-func sameChain(ctx context.Context, dir string, blocks []ledger.Block, keys ledger.KeySet, seams []ledger.Seam, env *environment) error {
+// sameChain checks that the store in dir begins with blocks and their
+// private parts.
+func sameChain(ctx context.Context, dir string, blocks []ledger.Block, privs []ledger.Private, keys ledger.KeySet, seams []ledger.Seam, env *environment) error {
 	s, err := store.Open(dir, store.Options{Keys: keys, Seams: seams, Logger: env.logger})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
 	i := 0
-	for b, err := range s.Range(ctx, 0, int64(len(blocks))) {
+	for row, err := range s.Rows(ctx, true) {
 		if err != nil {
 			return err
+		}
+		if i == len(blocks) {
+			break
+		}
+		b := row.Block
+		if row.Private.Description != privs[i].Description {
+			return fmt.Errorf("refusing to overwrite %s: the description of block %d differs from the history", dir, b.Index())
 		}
 		if b.Hash() != blocks[i].Hash() {
 			return fmt.Errorf("refusing to overwrite %s: it holds a different chain (block %d is %s, the history gives %s); move it away to re-initialise",

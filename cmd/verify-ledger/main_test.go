@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
-	"errors"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
