@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -292,58 +293,68 @@ func (b Block) MarshalJSON() ([]byte, error) { return json.Marshal(b.wire()) }
 // DecodeBlock decodes one block from its JSON object. It is strict: the text
 // must pass ValidateJSON (so no duplicate member and no invalid UTF-8),
 // member names must match exactly (encoding/json alone would accept "KIND"
-// for "kind"), every member must be present and no other may be, in the
-// block and in each witness entry. It does not verify anything: the hash and
-// signatures are what the input claims.
+// for "kind"), every member must be present, none may be null and no other
+// may appear, in the block and in each witness entry. It does not verify
+// anything: the hash and signatures are what the input claims.
 func DecodeBlock(data []byte) (Block, error) {
-	if err := ValidateJSON(data); err != nil {
-		return Block{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
-	}
-	members, err := objectMembers(data, blockFields, nil)
-	if err != nil {
-		return Block{}, err
-	}
-	return blockFromMembers(members)
+	row, err := decodeRow(data, false)
+	return row.Block, err
 }
 
-// blockFromMembers decodes the block members checked by objectMembers.
-func blockFromMembers(members map[string]json.RawMessage) (Block, error) {
-	var w blockJSON
-	fields := []struct {
-		name string
-		dst  any
-	}{
-		{"index", &w.Index}, {"timestamp", &w.Timestamp}, {"kind", &w.Kind},
-		{"payload_hash", &w.PayloadHash}, {"prev_hash", &w.PrevHash}, {"writer", &w.Writer},
-		{"hash", &w.Hash}, {"signature", &w.Signature},
-	}
-	for _, f := range fields {
-		if err := json.Unmarshal(members[f.name], f.dst); err != nil {
-			return Block{}, fmt.Errorf("%w: member %q: %w", ErrInvalidBlock, f.name, err)
+// decodeRow decodes a block line, with the private members "description"
+// and "payload" allowed when private is set. It checks member names while
+// validating (one pass), then decodes into the wire struct once.
+func decodeRow(data []byte, private bool) (Row, error) {
+	var top, witnessKeys int
+	var current string
+	var hasPrivate bool
+	err := validate(data, func(depth int, key string, first byte) error {
+		if depth == 1 {
+			current = key
+			switch {
+			case first == 'n':
+				return fmt.Errorf("%w: member %q is null", ErrInvalidBlock, key)
+			case slices.Contains(blockFields, key):
+				top++
+			case private && (key == "description" || key == "payload"):
+				hasPrivate = true
+			default:
+				return fmt.Errorf("%w: unknown member %q", ErrInvalidBlock, key)
+			}
+			return nil
 		}
+		switch {
+		case current == "payload":
+			return nil // the payload is any JSON
+		case current == "witnesses" && depth == 3 && (key == "key_id" || key == "signature") && first != 'n':
+			witnessKeys++
+			return nil
+		}
+		return fmt.Errorf("%w: unexpected member %q in %q", ErrInvalidBlock, key, current)
+	})
+	if err != nil {
+		if !errors.Is(err, ErrInvalidBlock) {
+			err = fmt.Errorf("%w: %w", ErrInvalidBlock, err)
+		}
+		return Row{}, err
+	}
+	if len(data) == 0 || bytes.TrimSpace(data)[0] != '{' {
+		return Row{}, fmt.Errorf("%w: not a JSON object", ErrInvalidBlock)
+	}
+	if top != len(blockFields) {
+		return Row{}, fmt.Errorf("%w: %d of the %d block members present", ErrInvalidBlock, top, len(blockFields))
+	}
+	var w rowJSON
+	if err := json.Unmarshal(data, &w); err != nil {
+		return Row{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
+	}
+	if witnessKeys != 2*len(w.Witnesses) {
+		return Row{}, fmt.Errorf("%w: each witness needs key_id and signature", ErrInvalidBlock)
 	}
 	if w.Index < 0 || w.Index > maxSafeInteger {
-		return Block{}, fmt.Errorf("%w: index %d out of range", ErrInvalidBlock, w.Index)
+		return Row{}, fmt.Errorf("%w: index %d out of range", ErrInvalidBlock, w.Index)
 	}
-	var rawWitnesses []json.RawMessage
-	if err := json.Unmarshal(members["witnesses"], &rawWitnesses); err != nil {
-		return Block{}, fmt.Errorf("%w: member \"witnesses\": %w", ErrInvalidBlock, err)
-	}
-	for _, raw := range rawWitnesses {
-		wm, err := objectMembers(raw, []string{"key_id", "signature"}, nil)
-		if err != nil {
-			return Block{}, fmt.Errorf("witness: %w", err)
-		}
-		var ws WitnessSignature
-		if err := json.Unmarshal(wm["key_id"], &ws.KeyID); err != nil {
-			return Block{}, fmt.Errorf("%w: witness key_id: %w", ErrInvalidBlock, err)
-		}
-		if err := json.Unmarshal(wm["signature"], &ws.Signature); err != nil {
-			return Block{}, fmt.Errorf("%w: witness signature: %w", ErrInvalidBlock, err)
-		}
-		w.Witnesses = append(w.Witnesses, ws)
-	}
-	return Block{
+	row := Row{Block: Block{
 		header: Header{
 			Index: w.Index, Timestamp: w.Timestamp, Kind: w.Kind,
 			PayloadHash: w.PayloadHash, PrevHash: w.PrevHash, Writer: w.Writer,
@@ -351,7 +362,27 @@ func blockFromMembers(members map[string]json.RawMessage) (Block, error) {
 		hash:      w.Hash,
 		signature: w.Signature,
 		witnesses: w.Witnesses,
-	}, nil
+	}}
+	if !hasPrivate {
+		return row, nil
+	}
+	p := &Private{}
+	if w.Description != nil {
+		p.Description = *w.Description
+	}
+	if w.Payload != nil {
+		h, canon, err := PayloadHash(w.Payload)
+		if err != nil {
+			return Row{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
+		}
+		if h != w.PayloadHash {
+			return Row{}, &BlockError{Index: w.Index, Err: ErrHashMismatch, Want: w.PayloadHash, Got: h,
+				Note: "payload does not hash to payload_hash"}
+		}
+		p.Payload = canon
+	}
+	row.Private = p
+	return row, nil
 }
 
 // objectMembers requires data (already checked by ValidateJSON) to be an

@@ -50,11 +50,18 @@ func MarshalCanonical(v any) ([]byte, error) {
 // ValidateJSON reports whether data is one JSON value that Canonicalize
 // accepts, with the same typed errors. It allocates little and never
 // builds the value.
-func ValidateJSON(data []byte) error {
+func ValidateJSON(data []byte) error { return validate(data, nil) }
+
+// keyFunc is told each object member as the validator meets it: the
+// nesting depth of its object (1 for the top level), its decoded name and
+// the first byte of its value.
+type keyFunc func(depth int, key string, first byte) error
+
+func validate(data []byte, onKey keyFunc) error {
 	if !utf8.Valid(data) {
 		return ErrInvalidUTF8
 	}
-	v := validator{data: data}
+	v := validator{data: data, onKey: onKey}
 	v.skipSpace()
 	if err := v.value(0); err != nil {
 		return err
@@ -69,8 +76,9 @@ func ValidateJSON(data []byte) error {
 // validator is a recursive-descent checker for the RFC 8259 grammar plus
 // the rules of Canonicalize.
 type validator struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	onKey keyFunc
 }
 
 func (v *validator) errorf(format string, args ...any) error {
@@ -143,6 +151,11 @@ func (v *validator) object(depth int) error {
 		}
 		v.pos++
 		v.skipSpace()
+		if v.onKey != nil && v.pos < len(v.data) {
+			if err := v.onKey(depth+1, key, v.data[v.pos]); err != nil {
+				return err
+			}
+		}
 		if err := v.value(depth + 1); err != nil {
 			return err
 		}

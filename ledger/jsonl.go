@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"slices"
 )
 
 // ExportFormat is the format name on the first line of every export.
@@ -195,49 +194,6 @@ func (r *Reader) Blocks() iter.Seq2[Block, error] {
 			}
 		}
 	}
-}
-
-var privateFields = []string{"description", "payload"}
-
-func decodeRow(line []byte, private bool) (Row, error) {
-	if err := ValidateJSON(line); err != nil {
-		return Row{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
-	}
-	var optional []string
-	if private {
-		optional = privateFields
-	}
-	members, err := objectMembers(line, blockFields, optional)
-	if err != nil {
-		return Row{}, err
-	}
-	b, err := blockFromMembers(members)
-	if err != nil {
-		return Row{}, err
-	}
-	row := Row{Block: b}
-	if !slices.ContainsFunc(privateFields, func(f string) bool { _, ok := members[f]; return ok }) {
-		return row, nil
-	}
-	p := &Private{}
-	if raw, ok := members["description"]; ok {
-		if err := json.Unmarshal(raw, &p.Description); err != nil {
-			return Row{}, fmt.Errorf("%w: description: %w", ErrInvalidBlock, err)
-		}
-	}
-	if raw, ok := members["payload"]; ok {
-		h, canon, err := PayloadHash(raw)
-		if err != nil {
-			return Row{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
-		}
-		if h != b.header.PayloadHash {
-			return Row{}, &BlockError{Index: b.header.Index, Err: ErrHashMismatch, Want: b.header.PayloadHash, Got: h,
-				Note: "payload does not hash to payload_hash"}
-		}
-		p.Payload = canon
-	}
-	row.Private = p
-	return row, nil
 }
 
 // HistoryRow is one line of content/ledger/history.jsonl, the published past
