@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -320,5 +321,51 @@ func FuzzReader(f *testing.F) {
 			_ = CheckBlock(b, r.Keys())
 		}
 		_, _ = Verify(Values(got), Options{Keys: r.Keys(), Genesis: r.Header().GenesisHash})
+	})
+}
+
+func TestNewTableRows(t *testing.T) {
+	s := testSigners(t)
+	blocks, _ := testChain(t, s, 8, map[int64]int64{5: 3})
+	res, _ := Verify(Values(blocks), Options{Keys: s.KeySet(), Seams: []Seam{{Block: 5, Reason: "why"}}})
+	rows := NewTableRows(blocks[2:], 2, res.Verdict)
+	if len(rows) != 6 || rows[2].Block.Index() != 4 || rows[2].OnSpine || !rows[3].OnSpine || rows[3].Break == nil || !rows[3].Break.Documented || rows[4].Break != nil {
+		t.Fatalf("rows: %+v", rows)
+	}
+	data, err := json.Marshal(rows[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"index":5`, `"on_spine":true`, `"documented":true`, `"hash":"`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s lacks %s", data, want)
+		}
+	}
+	if strings.Contains(string(data), "description") || strings.Contains(string(data), "payload\"") {
+		t.Errorf("table row leaks private members: %s", data)
+	}
+}
+
+// FuzzHistory feeds arbitrary bytes to the history reader: no panic, and
+// what it accepts has consecutive indexes and canonicalizable payloads.
+func FuzzHistory(f *testing.F) {
+	for _, r := range testHistory(3, map[int64]int64{2: 0}) {
+		line, _ := json.Marshal(r)
+		f.Add(line)
+	}
+	f.Add([]byte(`{"index":0,"timestamp":"2025-01-06T09:00:00Z","kind":"genesis","description":"","payload":{}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rows, err := ReadHistory(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		for i, r := range rows {
+			if r.Index != int64(i) || (r.PrevIndex != nil && *r.PrevIndex >= r.Index) {
+				t.Fatalf("accepted row %d: %+v", i, r)
+			}
+			if _, _, err := PayloadHash(r.Payload); err != nil {
+				t.Fatalf("accepted a payload that does not canonicalize: %s", r.Payload)
+			}
+		}
 	})
 }
