@@ -76,6 +76,7 @@ type BlockError struct {
 	Cause error  // optional underlying error (ErrUnknownKey, for example)
 }
 
+// Error names the block, the failure and both hashes.
 func (e *BlockError) Error() string {
 	msg := fmt.Sprintf("%v at block %d", e.Err, e.Index)
 	if !e.Want.IsZero() || !e.Got.IsZero() {
@@ -104,6 +105,7 @@ type LineError struct {
 	Err  error // the cause
 }
 
+// Error names the line and the cause.
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 
 // Unwrap returns the cause.
