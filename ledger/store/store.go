@@ -645,10 +645,13 @@ func decodeItem(item *badger.Item) (ledger.Block, error) {
 type badgerLogger struct{ l *slog.Logger }
 
 // Errorf logs at error level.
-func (b badgerLogger) Errorf(f string, a ...any)   { b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Errorf(f string, a ...any) { b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
 // Warningf logs at warning level.
 func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
 // Infof logs at debug level: Badger is chatty.
-func (b badgerLogger) Infof(f string, a ...any)    { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Infof(f string, a ...any) { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
 // Debugf logs at debug level.
-func (b badgerLogger) Debugf(f string, a ...any)   { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLogger) Debugf(f string, a ...any) { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
