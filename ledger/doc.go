@@ -34,6 +34,18 @@
 // block per line. History files (ReadHistory, SealHistory) are the unsigned
 // past that an instance seals with its own keys on first start.
 //
+// What verification can and cannot show. Every edit of a published row is
+// caught: a changed field no longer hashes to the row's hash, and a recomputed
+// hash no longer carries valid signatures. Deleted, duplicated, reordered and
+// re-linked rows break the spine or the strict table. What a chain cannot
+// show about itself is what it used to be: a truncated head, or history
+// rewritten and re-signed with a stolen writer key, is consistent with
+// itself. A Checkpoint (size and head hash, signed through the head block)
+// that an outsider kept from an earlier run catches both: the chain must
+// extend it (Options.Checkpoint, verdict FAIL_CHECKPOINT_NOT_EXTENDED).
+// Likewise the genesis hash and the keys must be pinned from a source the
+// verifier trusts, not taken from the data being verified.
+//
 // All functions are safe for concurrent use; Block, KeySet and Verdict values
 // are immutable once built.
 package ledger
