@@ -2,7 +2,7 @@
 // with nothing but the Go standard library. It is one file so that you can
 // read all of it before you run it:
 //
-//	go run verify-ledger.go [flags] EXPORT.jsonl      (- reads standard input)
+//	go run verify-ledger.go [flags] EXPORT.jsonl      (- reads standard input; Go 1.25 or later)
 //
 // Flags:
 //
