@@ -82,6 +82,23 @@ func Load(fsys fs.FS) (*Site, error) {
 	return NewLoader(fsys).Load(context.Background(), nil)
 }
 
+// LoadConfig loads and validates site.yaml alone, for commands that need the
+// configuration but not the pages.
+func LoadConfig(fsys fs.FS) (*Config, error) {
+	raw, err := fs.ReadFile(fsys, ConfigFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, sortErrors([]*Error{errorf(ConfigFile, 0, "missing: a content directory needs a %s", ConfigFile)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	cfg, _, errs := parseConfig(raw)
+	if len(errs) > 0 {
+		return nil, sortErrors(errs)
+	}
+	return cfg, nil
+}
+
 // Load re-reads the content paths in changed (files or folders, added,
 // edited or removed) and returns the whole site. A nil changed reads
 // everything. The error is Errors (matching ErrInvalid) when the content is
