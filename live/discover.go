@@ -1,6 +1,5 @@
 package live
 
-
 // Discovery is the master index.
 type Discovery struct {
 	Service   Identity        `json:"service"`
@@ -31,20 +30,20 @@ type Product struct {
 // features maps each feature of the specification to the route that
 // provides it; a feature is on when that route is defined here.
 var features = map[string]string{
-	"proof_surface":  "/api/ledger/verify",
-	"strict_table":   "/api/ledger/strict-table",
-	"chain_status":   "/api/chain/status",
-	"chain_latest":   "/api/chain/latest",
-	"audit_map":      "/api/audit",
+	"proof_surface":   "/api/ledger/verify",
+	"strict_table":    "/api/ledger/strict-table",
+	"chain_status":    "/api/chain/status",
+	"chain_latest":    "/api/chain/latest",
+	"audit_map":       "/api/audit",
 	"agent_handshake": "/api/v1/handshake",
-	"chat":           "/api/chat",
-	"pulse":          "/api/pulse",
-	"voice":          "/api/voice",
-	"towns":          "/api/v1/towns",
-	"evaluate":       "/api/v1/evaluate",
-	"certify":        "/api/v1/certify",
-	"mcp":            "/mcp",
-	"memory":         "/api/memory/status",
+	"chat":            "/api/chat",
+	"pulse":           "/api/pulse",
+	"voice":           "/api/voice",
+	"towns":           "/api/v1/towns",
+	"evaluate":        "/api/v1/evaluate",
+	"certify":         "/api/v1/certify",
+	"mcp":             "/mcp",
+	"memory":          "/api/memory/status",
 }
 
 func (s *Server) discovery(d *definition) Discovery {
@@ -73,28 +72,28 @@ func (s *Server) discovery(d *definition) Discovery {
 // what each check proves. It is built from configuration and the cached
 // verdict; it calls no route.
 type Audit struct {
-	Summary    string            `json:"summary"`
-	Steps      []AuditStep       `json:"steps"`
-	Readiness  []Layer           `json:"readiness" doc:"The stewardship closure layers as configured"`
-	Pins       Pins              `json:"pins"`
-	Verifier   VerifierRef       `json:"verifier"`
-	CannotProve []string         `json:"cannot_prove"`
-	Board      map[string]string `json:"capability_board"`
+	Summary     string            `json:"summary"`
+	Steps       []AuditStep       `json:"steps"`
+	Readiness   []Layer           `json:"readiness" doc:"The stewardship closure layers as configured"`
+	Pins        Pins              `json:"pins"`
+	Verifier    VerifierRef       `json:"verifier"`
+	CannotProve []string          `json:"cannot_prove"`
+	Board       map[string]string `json:"capability_board"`
 	Fresh
 }
 
 // AuditStep is one check a reviewer runs.
 type AuditStep struct {
-	Check    string `json:"check"`
-	URL      string `json:"url"`
-	Proves   string `json:"proves"`
-	Ready    bool   `json:"ready"`
+	Check  string `json:"check"`
+	URL    string `json:"url"`
+	Proves string `json:"proves"`
+	Ready  bool   `json:"ready"`
 }
 
 // Pins are what a reviewer should write down and compare next time.
 type Pins struct {
-	GenesisHash string  `json:"genesis_hash,omitempty"`
-	Checkpoint  string  `json:"checkpoint,omitempty" doc:"SIZE:HEAD_HASH; a later chain must extend it"`
+	GenesisHash string   `json:"genesis_hash,omitempty"`
+	Checkpoint  string   `json:"checkpoint,omitempty" doc:"SIZE:HEAD_HASH; a later chain must extend it"`
 	Keys        []string `json:"key_ids"`
 }
 
@@ -118,8 +117,8 @@ func (s *Server) audit() Audit {
 			{"Check the capability claims", base + "/gate.html", "which controls are live and which are roadmap", true},
 			{"Check the constitution text you were given", base + "/constitution-status.json", "the SHA-256 of the published text and every article count", true},
 		},
-		Readiness:   s.site.Stewardship,
-		Board:       s.site.board(),
+		Readiness: s.site.Stewardship,
+		Board:     s.site.board(),
 		Verifier: VerifierRef{Source: base + "/downloads/verify-ledger.go", SHA256: base + "/downloads/verify-ledger.go.sha256",
 			Usage: []string{"go run verify-ledger.go " + base, "go run verify-ledger.go --checkpoint SIZE:HASH " + base}},
 		CannotProve: []string{

@@ -166,14 +166,14 @@ type ConstitutionArtifact struct {
 // LoaderTool is the constitutional loader: how an agent loads the runtime
 // constitution and checks it.
 type LoaderTool struct {
-	Tool            string         `json:"tool"`
-	RuntimeVersion  string         `json:"runtime_version"`
-	Articles        int            `json:"articles"`
-	ArtifactURL     string         `json:"artifact_url"`
-	ArtifactSHA256  string         `json:"artifact_sha256"`
-	PublishedText   string         `json:"published_text"`
-	ArticleCounts   []ArticleCount `json:"article_counts" doc:"Every surface's article count, disclosed"`
-	Steps           []string       `json:"steps"`
+	Tool           string         `json:"tool"`
+	RuntimeVersion string         `json:"runtime_version"`
+	Articles       int            `json:"articles"`
+	ArtifactURL    string         `json:"artifact_url"`
+	ArtifactSHA256 string         `json:"artifact_sha256"`
+	PublishedText  string         `json:"published_text"`
+	ArticleCounts  []ArticleCount `json:"article_counts" doc:"Every surface's article count, disclosed"`
+	Steps          []string       `json:"steps"`
 	Fresh
 }
 
