@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger fuzz-ledger clean FORCE
 
 ## run: build the site and serve it on $(ADDR)
 run: build
@@ -53,11 +53,27 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site
+bench: bench-site bench-ledger
+
+## bench-ledger: durable appends/s, incremental verify per append, raw crypto
+## rate, and full walks of 100k and 1M stored blocks against that raw rate
+## (fixtures are generated once under bench/out, which is gitignored)
+bench-ledger:
+	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
+	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
+
+## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
+FUZZTIME ?= 30s
+fuzz-ledger:
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzHeaderPreimage$$' -fuzztime $(FUZZTIME) ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) ./cmd/verify-ledger
 
 ## bench-site: full and incremental builds of 1,000/5,000 generated pages,
 ## proofsite against Hugo; prints a markdown report. Work files go to
-## bench/out/ (ignored). Pass flags with BENCH_FLAGS="-runs 9 -keep";
+## bench/out/site/ (ignored). Pass flags with BENCH_FLAGS="-runs 9 -keep";
 ## "go run ./cmd/sitebench -h" lists them.
 bench-site: $(BIN)
 	@command -v hugo >/dev/null 2>&1 || { \

@@ -45,6 +45,7 @@ type environment struct {
 func commands() map[string]command {
 	return map[string]command{
 		"build":   {"render content/ into the static site", runBuild},
+		"ledger":  {"operate the signed ledger: init, append, verify, export", runLedger},
 		"serve":   {"serve the built site", runServe},
 		"watch":   {"build, serve, and rebuild on every content edit", runWatch},
 		"version": {"print the version", runVersion},

@@ -22,7 +22,7 @@
 //	go build -o bin/proofsite ./cmd/proofsite
 //	go run ./cmd/sitebench [-pages 1000,5000] [-runs 5] [-edits 10] [-only full|incremental] [-keep] [-hugo-nofast]
 //
-// Everything generated goes under -work (bench/out/, ignored by git), which
+// Everything generated goes under -work (bench/out/site/, ignored by git), which
 // is removed at the end unless -keep is given.
 //
 // To see where a large build spends its time, take a CPU profile of an

@@ -86,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.livePages, "live-pages", 5000, "generated pages in the incremental phase's site")
 	fs.StringVar(&cfg.only, "only", "", "run one `phase` only: full or incremental")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the work folder (sites, outputs, logs of the live servers)")
-	fs.StringVar(&cfg.work, "work", "bench/out", "work `folder`; everything generated goes here")
+	fs.StringVar(&cfg.work, "work", "bench/out/site", "work `folder`; everything generated goes here, and it is removed at the end unless -keep")
 	fs.StringVar(&cfg.content, "content", "content", "the project's content `folder`, copied and extended with the corpus")
 	fs.StringVar(&cfg.proofsite, "proofsite", "bin/proofsite", "proofsite `binary`")
 	fs.StringVar(&cfg.hugo, "hugo", "hugo", "hugo `binary`")

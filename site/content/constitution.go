@@ -119,3 +119,19 @@ func checkConstitution(s *Site, doc *yamlDoc) []*Error {
 	}
 	return errs
 }
+
+// parseRecord checks that a governance record is one JSON object.
+func parseRecord(file string, src []byte) (json.RawMessage, []*Error) {
+	var obj map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(src))
+	if err := dec.Decode(&obj); err != nil {
+		return nil, []*Error{jsonError(file, src, err)}
+	}
+	if obj == nil {
+		return nil, []*Error{errorf(file, 1, "a record must be a JSON object")}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, []*Error{errorf(file, lineAt(src, dec.InputOffset()), "unexpected data after the JSON object")}
+	}
+	return json.RawMessage(bytes.TrimSpace(src)), nil
+}

@@ -3,6 +3,7 @@ package content
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,9 @@ type Site struct {
 	Articles []*Page          // constitution articles in number order (also in Pages)
 	Runtime  *RuntimeArtifact // the constitution runtime artifact
 	Static   []*StaticFile    // files under static/, sorted by output path
+	// Records are the published governance records (records/NAME.json), by
+	// name; each is a JSON object served as written.
+	Records map[string]json.RawMessage
 
 	ConfigDigest [32]byte // SHA-256 of site.yaml
 }
@@ -32,7 +36,10 @@ type StaticFile struct {
 	Digest [32]byte // SHA-256 of Data
 }
 
-const staticDir = "static/"
+const (
+	staticDir  = "static/"
+	recordsDir = "records/"
+)
 
 // Ignored reports whether a content path is noise that no build reads: hidden
 // files and folders, and the temporaries editors write while saving.
@@ -61,6 +68,7 @@ type parsedFile struct {
 	raw    []byte
 	page   *Page
 	static *StaticFile
+	record json.RawMessage
 	errs   []*Error
 }
 
@@ -72,6 +80,23 @@ func NewLoader(fsys fs.FS) *Loader {
 // Load loads a whole content directory once.
 func Load(fsys fs.FS) (*Site, error) {
 	return NewLoader(fsys).Load(context.Background(), nil)
+}
+
+// LoadConfig loads and validates site.yaml alone, for commands that need the
+// configuration but not the pages.
+func LoadConfig(fsys fs.FS) (*Config, error) {
+	raw, err := fs.ReadFile(fsys, ConfigFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, sortErrors([]*Error{errorf(ConfigFile, 0, "missing: a content directory needs a %s", ConfigFile)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	cfg, _, errs := parseConfig(raw)
+	if len(errs) > 0 {
+		return nil, sortErrors(errs)
+	}
+	return cfg, nil
 }
 
 // Load re-reads the content paths in changed (files or folders, added,
@@ -193,7 +218,8 @@ func (l *Loader) read(ctx context.Context, paths []string) error {
 func (l *Loader) parse(p string) (*parsedFile, error) {
 	isStatic := strings.HasPrefix(p, staticDir)
 	isDoc := !isStatic && strings.HasSuffix(p, ".md")
-	isData := p == ConfigFile || (!isStatic && strings.HasSuffix(p, ".json") && strings.HasPrefix(p, "constitution/"))
+	isData := p == ConfigFile || (!isStatic && strings.HasSuffix(p, ".json") &&
+		(strings.HasPrefix(p, "constitution/") || strings.HasPrefix(p, recordsDir)))
 	if !isStatic && !isDoc && !isData {
 		return nil, nil
 	}
@@ -207,6 +233,8 @@ func (l *Loader) parse(p string) (*parsedFile, error) {
 		f.static = &StaticFile{Source: p, Path: strings.TrimPrefix(p, staticDir), Data: raw, Digest: sha256.Sum256(raw)}
 	case isDoc:
 		f.page, f.errs = parseDocument(p, raw)
+	case strings.HasPrefix(p, recordsDir):
+		f.record, f.errs = parseRecord(p, raw)
 	}
 	return f, nil
 }
@@ -223,9 +251,12 @@ func (l *Loader) assemble() (*Site, error) {
 	errs = append(errs, cfgErrs...)
 	s.Config, s.ConfigDigest = cfg, sha256.Sum256(cfgFile.raw)
 
-	for _, f := range l.files {
+	s.Records = map[string]json.RawMessage{}
+	for p, f := range l.files {
 		errs = append(errs, f.errs...)
 		switch {
+		case f.record != nil:
+			s.Records[strings.TrimSuffix(path.Base(p), ".json")] = f.record
 		case f.page != nil:
 			s.Pages = append(s.Pages, f.page)
 		case f.static != nil:

@@ -67,7 +67,7 @@ func TestWatcherReportsEditorSaves(t *testing.T) {
 		{"create", func() { write("pages/b.md", "b") }, []string{"pages/b.md"}},
 		{"edit in place", func() { write("pages/a.md", "a2") }, []string{"pages/a.md"}},
 		{"rename over (vim, JetBrains)", func() {
-			write("pages/a.md~", "backup") // ignored
+			write("pages/a.md~", "backup")   // ignored
 			write("pages/.a.md.swp", "swap") // ignored
 			write("pages/a.md.tmp", "a3")
 			if err := os.Rename(filepath.Join(root, "pages/a.md.tmp"), filepath.Join(root, "pages/a.md")); err != nil {

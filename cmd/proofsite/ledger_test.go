@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/proofsite/proofsite/ledger"
+)
+
+const realContent = "../../content"
+
+// cli runs one proofsite command line the way main does.
+func cli(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// initLedger runs "proofsite ledger init" on a fresh data directory.
+func initLedger(t *testing.T, content string) string {
+	t.Helper()
+	data := filepath.Join(t.TempDir(), "data")
+	if code, out, errOut := cli(t, "ledger", "init", "--data", data, "--content", content); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	return data
+}
+
+// The acceptance test of the chain: init on a fresh data dir, then verify
+// --json reports the documented seam at 153 and passes.
+func TestLedgerInitVerifyEndToEnd(t *testing.T) {
+	data := initLedger(t, realContent)
+	code, out, errOut := cli(t, "ledger", "verify", "--json", "--data", data, "--content", realContent)
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
+	}
+	var v ledger.Verdict
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	seams, err := documentedSeams(realContent)
+	if err != nil || len(seams) != 1 {
+		t.Fatalf("seams %v %v", seams, err)
+	}
+	if !v.CanonicalSpineValid || v.StrictTableValid || v.StrictTableBreakAtBlock == nil || *v.StrictTableBreakAtBlock != 153 ||
+		v.Verdict != "PASS_WITH_DOCUMENTED_STRICT_SEAM" || v.Status != "ok" || v.Warning == nil ||
+		!strings.Contains(*v.Warning, "block 153: "+seams[0].Reason) || v.Valid || v.ValidScope != "strict_table" || !v.ValidDeprecated ||
+		v.LastFullWalkAt == nil || v.RowsChecked < 200 || len(v.OffSpineRows) != 1 || v.OffSpineRows[0] != 152 {
+		t.Fatalf("verdict:\n%s", out)
+	}
+	for _, field := range []string{`"canonical_spine_valid": true`, `"strict_table_valid": false`, `"strict_table_break_at_block": 153`, `"valid_deprecated": true`} {
+		if !strings.Contains(out, field) {
+			t.Errorf("output lacks %s", field)
+		}
+	}
+
+	// Keys: private files 0600, public keys published.
+	for _, name := range []string{"writer.pem", "witness-1.pem", "witness-2.pem"} {
+		fi, err := os.Stat(filepath.Join(data, "keys", name))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: %v %v", name, fi.Mode(), err)
+		}
+	}
+	if _, err := readKeysFile(filepath.Join(data, "keys.json")); err != nil {
+		t.Fatal(err)
+	}
+
+	// Human-readable by default.
+	code, out, _ = cli(t, "ledger", "verify", "--data", data, "--content", realContent)
+	if code != 0 || !strings.HasPrefix(out, "VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM\n") || !strings.Contains(out, "strict_table_break_at_block  153") {
+		t.Fatalf("human verify: exit %d\n%s", code, out)
+	}
+
+	// Idempotent.
+	code, out, errOut = cli(t, "ledger", "init", "--data", data, "--content", realContent)
+	if code != 0 || !strings.Contains(out, "already initialised") {
+		t.Fatalf("second init: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// PROOFSITE_DATA is the default for --data.
+	t.Setenv(dataEnv, data)
+	if code, out, errOut := cli(t, "ledger", "verify", "--content", realContent); code != 0 {
+		t.Fatalf("verify via %s: exit %d\n%s%s", dataEnv, code, out, errOut)
+	}
+}
+
+// copyContent copies the real content directory so a test can change it.
+func copyContent(t *testing.T, edit func(dir string)) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "content")
+	if err := os.CopyFS(dir, os.DirFS(realContent)); err != nil {
+		t.Fatal(err)
+	}
+	edit(dir)
+	return dir
+}
+
+func TestLedgerInitRefusesDifferentChain(t *testing.T) {
+	data := initLedger(t, realContent)
+	other := copyContent(t, func(dir string) {
+		path := filepath.Join(dir, "ledger", "history.jsonl")
+		h, _ := os.ReadFile(path)
+		h = bytes.Replace(h, []byte(`"articles":40`), []byte(`"articles":41`), 1)
+		if err := os.WriteFile(path, h, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", other)
+	if code != 1 || !strings.Contains(errOut, "refusing to overwrite") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	otherDescription := copyContent(t, func(dir string) {
+		path := filepath.Join(dir, "ledger", "history.jsonl")
+		h, _ := os.ReadFile(path)
+		os.WriteFile(path, bytes.Replace(h, []byte("Constitution v1.0 published"), []byte("Constitution v1.0 out"), 1), 0o644)
+	})
+	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", otherDescription); code != 1 || !strings.Contains(errOut, "description of block 2 differs") {
+		t.Fatalf("changed description: exit %d: %s", code, errOut)
+	}
+	if code, out, _ := cli(t, "ledger", "verify", "--data", data, "--content", realContent); code != 0 {
+		t.Fatalf("the existing chain was harmed: %s", out)
+	}
+}
+
+// A failed first init leaves no chain and no keys behind.
+func TestLedgerInitFailureLeavesNothing(t *testing.T) {
+	editSeams := func(dir, replacement string) {
+		t.Helper()
+		path := filepath.Join(dir, "site.yaml")
+		src, _ := os.ReadFile(path)
+		seams := regexp.MustCompile(`(?s)  documented_seams:\n.*?\n\n`)
+		if !seams.Match(src) {
+			t.Fatal("no documented_seams section in site.yaml")
+		}
+		if err := os.WriteFile(path, seams.ReplaceAll(src, []byte(replacement)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noSeams := copyContent(t, func(dir string) { editSeams(dir, "  documented_seams: []\n\n") })
+	data := filepath.Join(t.TempDir(), "data")
+	code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", noSeams)
+	if code != 1 || !strings.Contains(errOut, "FAIL_UNDOCUMENTED_STRICT_BREAK") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	entries, _ := os.ReadDir(data)
+	if len(entries) != 0 {
+		t.Fatalf("a failed init left %v", entries)
+	}
+	badYAML := copyContent(t, func(dir string) { editSeams(dir, "  documented_seams:\n    - block: 153\n\n") })
+	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !strings.Contains(errOut, "site.yaml:233: ledger.documented_seams[0].reason is required") {
+		t.Fatalf("seam without reason: exit %d: %s", code, errOut)
+	}
+}
+
+func TestLedgerAppendExportVerify(t *testing.T) {
+	data := initLedger(t, realContent)
+	common := []string{"--data", data, "--content", realContent}
+	payload := filepath.Join(t.TempDir(), "payload.json")
+	os.WriteFile(payload, []byte(`{"action":"EXTERNAL_SEND","decision":"deny"}`), 0o644)
+	code, out, errOut := cli(t, append([]string{"ledger", "append", "--kind", "gate_decision", "--payload-file", payload, "--description", "secret reasons"}, common...)...)
+	if code != 0 || !strings.HasPrefix(out, "appended block 224 ") {
+		t.Fatalf("append: exit %d %s%s", code, out, errOut)
+	}
+	export := filepath.Join(t.TempDir(), "export.jsonl")
+	if code, _, errOut := cli(t, append([]string{"ledger", "export", "--out", export}, common...)...); code != 0 {
+		t.Fatalf("export: %s", errOut)
+	}
+	public, _ := os.ReadFile(export)
+	if bytes.Contains(public, []byte("secret reasons")) || bytes.Contains(public, []byte("EXTERNAL_SEND")) || bytes.Count(public, []byte("\n")) != 226 {
+		t.Fatal("public export leaks private data or has the wrong length")
+	}
+	code, out, _ = cli(t, append([]string{"ledger", "export", "--private"}, common...)...)
+	if code != 0 || !strings.Contains(out, "secret reasons") || !strings.Contains(out, `"payload":{"action":"EXTERNAL_SEND","decision":"deny"}`) {
+		t.Fatalf("private export: exit %d", code)
+	}
+	code, out, _ = cli(t, "ledger", "verify", "--json", "--file", export)
+	var v ledger.Verdict
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Head.Index != 224 || v.Verdict != ledger.VerdictPassWithSeam {
+		t.Fatalf("verify export: exit %d\n%s", code, out)
+	}
+	// The checkpoint printed now detects a later truncation.
+	lines := strings.SplitAfter(string(public), "\n")
+	truncated := filepath.Join(t.TempDir(), "truncated.jsonl")
+	os.WriteFile(truncated, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644)
+	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated); code != 0 {
+		t.Fatalf("truncated export without a checkpoint should pass (undetectable): %s", out)
+	}
+	code, out, _ = cli(t, "ledger", "verify", "--file", truncated, "--checkpoint", v.Checkpoint.String())
+	if code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+		t.Fatalf("truncated export with checkpoint: exit %d\n%s", code, out)
+	}
+	// The store extends the same checkpoint.
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", v.Checkpoint.String()}, common...)...); code != 0 {
+		t.Fatalf("store vs its own checkpoint: %s", out)
+	}
+	// A tampered spine row in a real export fails.
+	tampered := strings.Replace(string(public), `"kind":"external_audit"`, `"kind":"internal_audit"`, 1)
+	tf := filepath.Join(t.TempDir(), "tampered.jsonl")
+	os.WriteFile(tf, []byte(tampered), 0o644)
+	if code, out, _ := cli(t, "ledger", "verify", "--file", tf); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CANONICAL_SPINE_BROKEN") {
+		t.Fatalf("tampered export: exit %d\n%s", code, out)
+	}
+}
+
+func TestLedgerUsage(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "data")
+	for _, args := range [][]string{
+		{"ledger"},
+		{"ledger", "bogus"},
+		{"ledger", "append", "--data", data},
+		{"ledger", "verify", "--checkpoint", "nope", "--data", data},
+		{"ledger", "verify", "--genesis", "XYZ", "--data", data},
+		{"ledger", "init", "--bogus"},
+		{"ledger", "export", "stray"},
+	} {
+		if code, _, _ := cli(t, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	if code, _, errOut := cli(t, "ledger", "verify", "--data", data); code != 1 || !strings.Contains(errOut, "ledger init") {
+		t.Errorf("verify without a ledger: exit %d %s", code, errOut)
+	}
+	if code, out, _ := cli(t, "ledger", "--help"); code != 0 || !strings.Contains(out, "init") {
+		t.Errorf("help: exit %d", code)
+	}
+}
+
+// TestLedgerVerifyVectors runs the shared tamper vectors through
+// "proofsite ledger verify --file": the same files and expected verdicts as
+// the ledger package and the standalone verifier.
+func TestLedgerVerifyVectors(t *testing.T) {
+	const dir = "../../ledger/testdata/vectors"
+	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []struct {
+		Name string
+		File string
+		Args struct{ Genesis, Keys, Checkpoint string }
+		Want struct {
+			Error                   bool
+			Verdict                 string
+			CanonicalSpineValid     bool   `json:"canonical_spine_valid"`
+			StrictTableValid        bool   `json:"strict_table_valid"`
+			StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
+		}
+	}
+	if err := json.Unmarshal(data, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vectors {
+		t.Run(v.Name, func(t *testing.T) {
+			args := []string{"ledger", "verify", "--json", "--file", filepath.Join(dir, v.File)}
+			if v.Args.Genesis != "" {
+				args = append(args, "--genesis", v.Args.Genesis)
+			}
+			if v.Args.Keys != "" {
+				args = append(args, "--keys", filepath.Join(dir, v.Args.Keys))
+			}
+			if v.Args.Checkpoint != "" {
+				args = append(args, "--checkpoint", v.Args.Checkpoint)
+			}
+			code, out, errOut := cli(t, args...)
+			if v.Want.Error {
+				if code != 1 || out != "" {
+					t.Fatalf("exit %d\n%s%s", code, out, errOut)
+				}
+				return
+			}
+			var got ledger.Verdict
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("exit %d: %v\n%s", code, err, errOut)
+			}
+			b := got.StrictTableBreakAtBlock
+			w := v.Want.StrictTableBreakAtBlock
+			if got.Verdict != v.Want.Verdict || got.CanonicalSpineValid != v.Want.CanonicalSpineValid || got.StrictTableValid != v.Want.StrictTableValid ||
+				(b == nil) != (w == nil) || (b != nil && *b != *w) || (code == 0) != got.Pass() {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,657 @@
+// Package store keeps the ledger in an embedded Badger database. It is the
+// only package that knows the database's keys; everything else calls its
+// typed API.
+//
+//	s, err := store.Open(dir, store.Options{Keys: keys, Seams: seams, Logger: log})
+//	res, err := s.FullWalk(ctx, progress)       // full verification, cached
+//	b, err := s.AppendEntry(ctx, entry, signers) // build, sign, verify against the head, sync, acknowledge
+//	v, ok := s.Verdict()                         // O(1): the cached verdict
+//
+// Appends are serialised through one writer, written with the block's
+// indexes in one transaction, and synced to disk (Badger SyncWrites) before
+// they return. Each append is verified against the verified head and the
+// cached verdict is extended in O(1). Reads never block appends. A Store is
+// safe for concurrent use.
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/proofsite/proofsite/ledger"
+)
+
+// Errors of the store. Verification failures of an append wrap the ledger
+// sentinels (ledger.ErrBrokenLink, ledger.ErrBadSignature, …) as well.
+var (
+	// ErrNotInitialized reports a data directory with no ledger in it.
+	ErrNotInitialized = errors.New("ledger: no ledger in the data directory (run \"proofsite ledger init\")")
+	// ErrExists reports an attempt to create a ledger where one exists.
+	ErrExists = errors.New("ledger: a ledger already exists in the data directory")
+	// ErrNotFound reports a block that is not in the store.
+	ErrNotFound = errors.New("ledger: block not found")
+	// ErrRejected reports a block refused by the append checks.
+	ErrRejected = errors.New("ledger: append rejected")
+	// ErrCorrupt reports stored data the store cannot decode.
+	ErrCorrupt = errors.New("ledger: store corrupt")
+)
+
+// formatVersion is stored under metaFormat; a store with another value is
+// not opened.
+const formatVersion = "proofsite-ledger-store/1"
+
+// Badger keys. No other package reads them.
+var (
+	prefixBlock   = []byte("b") // b + index (8 bytes big-endian) -> block JSON
+	prefixHash    = []byte("h") // h + hash (32 bytes) -> index (8 bytes)
+	prefixPrivate = []byte("p") // p + index -> private JSON {description, payload}
+	metaFormat    = []byte("m/format")
+	metaGenesis   = []byte("m/genesis") // hash of block 0 at creation
+	metaCount     = []byte("m/count")   // number of rows
+)
+
+func blockKey(i int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixBlock...), uint64(i))
+}
+func privateKey(i int64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixPrivate...), uint64(i))
+}
+func hashKey(h ledger.Hash) []byte {
+	return append(append([]byte(nil), prefixHash...), h[:]...)
+}
+func be64(i int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(i)) }
+
+// Options configure a Store. The zero value of each field is documented.
+type Options struct {
+	// Keys are the pinned writer and witness keys blocks are verified
+	// with. Required.
+	Keys ledger.KeySet
+	// Genesis is the pinned genesis hash; zero means the hash recorded when
+	// the store was created.
+	Genesis ledger.Hash
+	// Seams are the documented strict-table seams.
+	Seams []ledger.Seam
+	// Logger receives the store's and Badger's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock for last_full_walk_at and new blocks; nil means
+	// time.Now.
+	Now func() time.Time
+	// Workers bounds the goroutines of a full walk; zero means all cores.
+	Workers int
+}
+
+func (o *Options) fill() error {
+	if o.Keys.Len() == 0 {
+		return errors.New("ledger: store: no pinned keys")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}
+
+// Store is an open ledger.
+type Store struct {
+	db   *badger.DB
+	opts Options
+	log  *slog.Logger
+
+	mu    sync.Mutex            // held by the one writer (appends, end of full walks)
+	state atomic.Pointer[state] // what O(1) reads see
+}
+
+// state is an immutable snapshot of the chain's ends and cached verdict.
+type state struct {
+	head, genesis ledger.Block
+	count         int64
+	verdict       *ledger.Verdict     // nil until the first full walk
+	table         *ledger.StrictTable // strict-table breaks of the last walk, kept current by appends
+}
+
+func badgerOptions(dir string, log *slog.Logger) badger.Options {
+	return badger.DefaultOptions(dir).
+		WithSyncWrites(true). // durable before acknowledged (ARCHITECTURE §7)
+		WithLogger(badgerLogger{log.With("component", "badger")}).
+		WithNumVersionsToKeep(1).
+		WithMemTableSize(16 << 20).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(32 << 20).
+		WithIndexCacheSize(16 << 20).
+		WithNumCompactors(2)
+}
+
+// Open opens the ledger in dir. It fails with ErrNotInitialized when dir
+// holds no ledger; it does not verify the chain (call FullWalk).
+func Open(dir string, opts Options) (*Store, error) {
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s", ErrNotInitialized, dir)
+	}
+	db, err := badger.Open(badgerOptions(dir, opts.Logger))
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open store %s: %w", dir, err)
+	}
+	s := &Store{db: db, opts: opts, log: opts.Logger.With("component", "ledger.store")}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	st := s.state.Load()
+	s.log.Debug("store opened", "dir", dir, "count", st.count, "head", st.head.Index())
+	return s, nil
+}
+
+// load reads the chain's ends into s.state.
+func (s *Store) load() error {
+	return s.db.View(func(txn *badger.Txn) error {
+		format, err := getValue(txn, metaFormat)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return ErrNotInitialized
+		}
+		if err != nil {
+			return err
+		}
+		if string(format) != formatVersion {
+			return fmt.Errorf("%w: format %q, want %q", ErrCorrupt, format, formatVersion)
+		}
+		g, err := getValue(txn, metaGenesis)
+		if err != nil {
+			return fmt.Errorf("%w: genesis hash: %w", ErrCorrupt, err)
+		}
+		if s.opts.Genesis.IsZero() {
+			copy(s.opts.Genesis[:], g)
+		}
+		cnt, err := getValue(txn, metaCount)
+		if err != nil || len(cnt) != 8 {
+			return fmt.Errorf("%w: count: %v", ErrCorrupt, err)
+		}
+		st := &state{count: int64(binary.BigEndian.Uint64(cnt))}
+		if st.genesis, err = blockAt(txn, 0); err != nil {
+			return err
+		}
+		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: prefixBlock})
+		defer it.Close()
+		it.Seek(append(append([]byte(nil), prefixBlock...), 0xff))
+		if !it.Valid() {
+			return fmt.Errorf("%w: no blocks", ErrCorrupt)
+		}
+		if st.head, err = decodeItem(it.Item()); err != nil {
+			return err
+		}
+		s.state.Store(st)
+		return nil
+	})
+}
+
+// Close closes the database. Appends in flight finish first.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db.Close()
+}
+
+// Keys returns the pinned keys.
+func (s *Store) Keys() ledger.KeySet { return s.opts.Keys }
+
+// Seams returns the documented seams.
+func (s *Store) Seams() []ledger.Seam { return append([]ledger.Seam(nil), s.opts.Seams...) }
+
+// GenesisHash returns the pinned genesis hash.
+func (s *Store) GenesisHash() ledger.Hash { return s.opts.Genesis }
+
+// Head returns the block with the highest index. O(1).
+func (s *Store) Head() ledger.Block { return s.state.Load().head }
+
+// Genesis returns block 0. O(1).
+func (s *Store) Genesis() ledger.Block { return s.state.Load().genesis }
+
+// Count returns the number of rows (on and off the spine). O(1).
+func (s *Store) Count() int64 { return s.state.Load().count }
+
+// Day returns the number of whole days from the genesis timestamp to now
+// (day 0 is the genesis day).
+func (s *Store) Day(now time.Time) int64 {
+	return int64(now.Sub(s.Genesis().Header().Time()) / (24 * time.Hour))
+}
+
+// Verdict returns the cached verdict in O(1), and false before the first
+// full walk.
+func (s *Store) Verdict() (ledger.Verdict, bool) {
+	st := s.state.Load()
+	if st.verdict == nil {
+		return ledger.Verdict{}, false
+	}
+	return *st.verdict, true
+}
+
+// StrictTable returns the strict-table result of the last full walk, kept
+// current by appends, and false before the first full walk. The rows
+// themselves come from Range.
+func (s *Store) StrictTable() (ledger.StrictTable, bool) {
+	st := s.state.Load()
+	if st.table == nil {
+		return ledger.StrictTable{}, false
+	}
+	return *st.table, true
+}
+
+// BlockByIndex returns the block stored at index i.
+func (s *Store) BlockByIndex(i int64) (ledger.Block, error) {
+	var b ledger.Block
+	err := s.db.View(func(txn *badger.Txn) (err error) {
+		b, err = blockAt(txn, i)
+		return err
+	})
+	return b, err
+}
+
+// BlockByHash returns the block with hash h.
+func (s *Store) BlockByHash(h ledger.Hash) (ledger.Block, error) {
+	var b ledger.Block
+	err := s.db.View(func(txn *badger.Txn) error {
+		idx, err := getValue(txn, hashKey(h))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: hash %s", ErrNotFound, h)
+		}
+		if err != nil {
+			return err
+		}
+		b, err = blockAt(txn, int64(binary.BigEndian.Uint64(idx)))
+		if err == nil && b.Hash() != h {
+			return fmt.Errorf("%w: hash index names block %d, whose hash is %s", ErrCorrupt, b.Index(), b.Hash())
+		}
+		return err
+	})
+	return b, err
+}
+
+// Private returns the description and payload of block i.
+func (s *Store) Private(i int64) (ledger.Private, error) {
+	var p ledger.Private
+	err := s.db.View(func(txn *badger.Txn) error {
+		v, err := getValue(txn, privateKey(i))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("%w: private part of block %d", ErrNotFound, i)
+		}
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(v, &p); err != nil {
+			return fmt.Errorf("%w: private part of block %d: %w", ErrCorrupt, i, err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// Range returns the rows with index in [from, to) in index order, read from
+// one consistent snapshot; to < 0 means to the end. It is the strict table.
+func (s *Store) Range(ctx context.Context, from, to int64) iter.Seq2[ledger.Block, error] {
+	return func(yield func(ledger.Block, error) bool) {
+		txn := s.db.NewTransaction(false)
+		defer txn.Discard()
+		opt := badger.DefaultIteratorOptions
+		opt.Prefix = prefixBlock
+		opt.PrefetchSize = 256
+		it := txn.NewIterator(opt)
+		defer it.Close()
+		for it.Seek(blockKey(from)); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				yield(ledger.Block{}, err)
+				return
+			}
+			if to >= 0 && int64(binary.BigEndian.Uint64(it.Item().Key()[len(prefixBlock):])) >= to {
+				return
+			}
+			b, err := decodeItem(it.Item())
+			if !yield(b, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// Blocks returns every row in index order (Range(ctx, 0, -1)).
+func (s *Store) Blocks(ctx context.Context) iter.Seq2[ledger.Block, error] {
+	return s.Range(ctx, 0, -1)
+}
+
+// Rows returns every row in index order with its private part when private
+// is true, for exports.
+func (s *Store) Rows(ctx context.Context, private bool) iter.Seq2[ledger.Row, error] {
+	return func(yield func(ledger.Row, error) bool) {
+		for b, err := range s.Blocks(ctx) {
+			row := ledger.Row{Block: b}
+			if err == nil && private {
+				var p ledger.Private
+				if p, err = s.Private(b.Index()); err == nil {
+					row.Private = &p
+				}
+			}
+			if !yield(row, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+// FullWalk verifies the whole chain (ledger.Verify on all cores) from a
+// snapshot, stamps the verdict with the walk's start time, brings it up to
+// date with blocks appended during the walk, and caches it. checkpoint, if
+// set, must be extended. progress, if set, is called with the rows checked
+// so far.
+func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, progress func(checked int64)) (ledger.Result, error) {
+	started := s.opts.Now().UTC()
+	res, err := ledger.Verify(s.Blocks(ctx), ledger.Options{
+		Keys: s.opts.Keys, Genesis: s.opts.Genesis, Seams: s.opts.Seams, Checkpoint: checkpoint,
+		Check: ledger.CheckOptions{Workers: s.opts.Workers, Progress: progress},
+	})
+	if err != nil {
+		return ledger.Result{}, err
+	}
+	res.Verdict.LastFullWalkAt = &started
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, table := res.Verdict, res.Table
+	st := s.state.Load()
+	if v.Head != nil && v.Head.Index < st.head.Index() {
+		// Blocks appended while the walk ran were each verified against
+		// the head when appended; extend the walked verdict with them.
+		prev, err := s.BlockByIndex(v.Head.Index)
+		if err != nil {
+			return ledger.Result{}, err
+		}
+		for i := v.Head.Index + 1; i <= st.head.Index(); i++ {
+			b, err := s.BlockByIndex(i)
+			if err != nil {
+				return ledger.Result{}, err
+			}
+			if v, err = v.Extend(ledger.VerifyBlock(b, &prev, s.opts.Keys)); err != nil {
+				return ledger.Result{}, err
+			}
+			table.Rows++
+			prev = b
+		}
+	}
+	s.state.Store(&state{head: st.head, genesis: st.genesis, count: st.count, verdict: &v, table: &table})
+	s.log.Debug("full walk", "verdict", v.Verdict, "rows", v.RowsChecked, "spine_length", v.SpineLength, "took", s.opts.Now().Sub(started))
+	res.Verdict = v
+	return res, nil
+}
+
+// Entry is what an append records: the kind, the JSON payload (canonicalized
+// and hashed; the payload and description stay private) and the time (zero
+// means now).
+type Entry struct {
+	Kind        string
+	Payload     []byte
+	Description string
+	Time        time.Time
+}
+
+// AppendEntry builds the next block from e (index head+1, prev_hash the
+// head's hash), seals it with signers, and appends it like Append.
+func (s *Store) AppendEntry(ctx context.Context, e Entry, signers ledger.Signers) (ledger.Block, error) {
+	ph, canon, err := ledger.PayloadHash(e.Payload)
+	if err != nil {
+		return ledger.Block{}, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	t := e.Time
+	if t.IsZero() {
+		t = s.opts.Now()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	head := s.state.Load().head
+	b, err := ledger.Seal(ledger.Header{
+		Index: head.Index() + 1, Timestamp: ledger.FormatTimestamp(t), Kind: e.Kind,
+		PayloadHash: ph, PrevHash: head.Hash(),
+	}, signers)
+	if err != nil {
+		return ledger.Block{}, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	if err := s.appendLocked(ctx, b, &ledger.Private{Description: e.Description, Payload: canon}); err != nil {
+		return ledger.Block{}, err
+	}
+	return b, nil
+}
+
+// Append verifies b against the head (hash, signatures with the pinned
+// keys, index head+1, prev_hash = head hash), writes it with its indexes
+// and private part in one synced transaction, and then updates the cached
+// head and verdict. When Append returns nil the block is on disk.
+func (s *Store) Append(ctx context.Context, b ledger.Block, priv *ledger.Private) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appendLocked(ctx, b, priv)
+}
+
+func (s *Store) appendLocked(ctx context.Context, b ledger.Block, priv *ledger.Private) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st := s.state.Load()
+	check := ledger.VerifyBlock(b, &st.head, s.opts.Keys)
+	if !check.Valid() {
+		return fmt.Errorf("%w: %w", ErrRejected, check.Err)
+	}
+	if priv != nil {
+		if ph, _, err := ledger.PayloadHash(priv.Payload); err != nil || ph != b.Header().PayloadHash {
+			return fmt.Errorf("%w: payload does not hash to payload_hash (%v)", ErrRejected, err)
+		}
+	}
+	txn := s.db.NewTransaction(true)
+	defer txn.Discard()
+	if err := putBlock(txn, b, priv); err != nil {
+		return err
+	}
+	if err := txn.Set(metaCount, be64(st.count+1)); err != nil {
+		return err
+	}
+	if err := txn.Commit(); err != nil { // synced: SyncWrites is on
+		return fmt.Errorf("ledger: append block %d: %w", b.Index(), err)
+	}
+	next := &state{head: b, genesis: st.genesis, count: st.count + 1}
+	if st.verdict != nil {
+		v, err := st.verdict.Extend(check)
+		if err != nil {
+			return err // unreachable: check is valid and follows the head
+		}
+		t := *st.table
+		t.Rows++
+		next.verdict, next.table = &v, &t
+	}
+	s.state.Store(next)
+	s.log.Debug("appended", "index", b.Index(), "kind", b.Header().Kind, "hash", b.Hash())
+	return nil
+}
+
+func putBlock(txn *badger.Txn, b ledger.Block, priv *ledger.Private) error {
+	data, err := b.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if err := txn.Set(blockKey(b.Index()), data); err != nil {
+		return err
+	}
+	if err := txn.Set(hashKey(b.Hash()), be64(b.Index())); err != nil {
+		return err
+	}
+	if priv != nil {
+		p, err := json.Marshal(priv)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(privateKey(b.Index()), p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Create makes a new ledger in dir from blocks and their private parts
+// (privs may be nil, or as long as blocks) and returns nothing half-done:
+// it verifies the chain with opts first (the verdict must pass), writes it
+// into a staging directory beside dir, syncs and closes it, and renames it
+// into place. It fails with ErrExists when dir exists.
+func Create(dir string, blocks []ledger.Block, privs []ledger.Private, opts Options) (ledger.Verdict, error) {
+	if err := opts.fill(); err != nil {
+		return ledger.Verdict{}, err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return ledger.Verdict{}, fmt.Errorf("%w: %s", ErrExists, dir)
+	}
+	if privs != nil && len(privs) != len(blocks) {
+		return ledger.Verdict{}, errors.New("ledger: create: privs and blocks differ in length")
+	}
+	if len(blocks) == 0 {
+		return ledger.Verdict{}, ledger.ErrEmptyChain
+	}
+	if opts.Genesis.IsZero() {
+		opts.Genesis = blocks[0].Hash()
+	}
+	res, err := ledger.Verify(ledger.Values(blocks), ledger.Options{Keys: opts.Keys, Genesis: opts.Genesis, Seams: opts.Seams})
+	if err != nil {
+		return ledger.Verdict{}, err
+	}
+	if !res.Verdict.Pass() {
+		return res.Verdict, fmt.Errorf("%w: the chain does not verify: %s", ErrRejected, res.Verdict.Verdict)
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return ledger.Verdict{}, err
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return ledger.Verdict{}, err
+	}
+	defer os.RemoveAll(tmp) // a no-op after the rename
+	if err := writeAll(tmp, blocks, privs, opts); err != nil {
+		return ledger.Verdict{}, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return ledger.Verdict{}, fmt.Errorf("ledger: create: %w", err)
+	}
+	if err := syncDir(filepath.Dir(dir)); err != nil {
+		return ledger.Verdict{}, err
+	}
+	return res.Verdict, nil
+}
+
+func writeAll(dir string, blocks []ledger.Block, privs []ledger.Private, opts Options) (err error) {
+	db, err := badger.Open(badgerOptions(dir, opts.Logger))
+	if err != nil {
+		return fmt.Errorf("ledger: create: %w", err)
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("ledger: create: close: %w", cerr)
+		}
+	}()
+	wb := db.NewWriteBatch()
+	defer wb.Cancel()
+	set := func(k, v []byte) {
+		if err == nil {
+			err = wb.Set(k, v)
+		}
+	}
+	for i, b := range blocks {
+		data, merr := b.MarshalJSON()
+		if merr != nil {
+			return merr
+		}
+		set(blockKey(b.Index()), data)
+		set(hashKey(b.Hash()), be64(b.Index()))
+		if privs != nil {
+			p, merr := json.Marshal(privs[i])
+			if merr != nil {
+				return merr
+			}
+			set(privateKey(b.Index()), p)
+		}
+	}
+	set(metaGenesis, opts.Genesis[:])
+	set(metaCount, be64(int64(len(blocks))))
+	set(metaFormat, []byte(formatVersion))
+	if err != nil {
+		return fmt.Errorf("ledger: create: %w", err)
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("ledger: create: %w", err)
+	}
+	return db.Sync()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+func getValue(txn *badger.Txn, key []byte) ([]byte, error) {
+	item, err := txn.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	return item.ValueCopy(nil)
+}
+
+func blockAt(txn *badger.Txn, i int64) (ledger.Block, error) {
+	item, err := txn.Get(blockKey(i))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return ledger.Block{}, fmt.Errorf("%w: index %d", ErrNotFound, i)
+	}
+	if err != nil {
+		return ledger.Block{}, err
+	}
+	return decodeItem(item)
+}
+
+func decodeItem(item *badger.Item) (ledger.Block, error) {
+	var b ledger.Block
+	err := item.Value(func(v []byte) error {
+		var err error
+		b, err = ledger.DecodeBlock(v)
+		return err
+	})
+	if err != nil {
+		return ledger.Block{}, fmt.Errorf("%w: key %x: %w", ErrCorrupt, item.Key(), err)
+	}
+	return b, nil
+}
+
+// badgerLogger sends Badger's logs to slog; Badger's info is our debug.
+type badgerLogger struct{ l *slog.Logger }
+
+// Errorf logs at error level.
+func (b badgerLogger) Errorf(f string, a ...any) { b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
+// Warningf logs at warning level.
+func (b badgerLogger) Warningf(f string, a ...any) { b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
+// Infof logs at debug level: Badger is chatty.
+func (b badgerLogger) Infof(f string, a ...any) { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+
+// Debugf logs at debug level.
+func (b badgerLogger) Debugf(f string, a ...any) { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
