@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,8 +23,8 @@ import (
 const (
 	startTimeout  = 5 * time.Minute  // first build of the live server
 	warmupEdits   = 2                // edits before the measured ones, not counted
-	warmupTries   = 6                // attempts per warm-up edit (the watch may start after the first output)
-	warmupTimeout = 10 * time.Second // per warm-up attempt
+	warmupTries   = 5                // attempts per warm-up edit (the watch may start after the first output)
+	warmupTimeout = 5 * time.Second  // first warm-up attempt; each retry waits twice as long
 	stopGrace     = 10 * time.Second // between SIGINT and SIGKILL
 )
 
@@ -259,15 +260,20 @@ func (s *session) open(ctx context.Context) error {
 	return err
 }
 
-// warmup makes one edit that is not measured, retrying while the server may
-// still be setting up its watch.
+// warmup makes one edit that is not measured, retrying in case the server
+// was still setting up its watch when the first build's output appeared.
+// Each retry waits twice as long as the one before, so a server whose every
+// rebuild is slow (Hugo re-rendering 5,000 pages) is not chased by edits
+// that restart its rebuild.
 func (s *session) warmup(ctx context.Context, p corpus.Page) error {
 	var err error
+	timeout := cmp.Or(s.cfg.firstWarmup, warmupTimeout)
 	for range warmupTries {
 		time.Sleep(s.cfg.spacing)
-		if _, err = s.edit(ctx, p, warmupTimeout); !errors.Is(err, errEditTimeout) {
+		if _, err = s.edit(ctx, p, timeout); !errors.Is(err, errEditTimeout) {
 			return err
 		}
+		timeout *= 2
 	}
 	return fmt.Errorf("warm-up edit of %s: %w", p.Name, err)
 }

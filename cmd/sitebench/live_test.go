@@ -20,6 +20,7 @@ const (
 	fakeSrcEnv  = "SITEBENCH_FAKE_SRC"  // folder of generated pages to watch
 	fakeOutEnv  = "SITEBENCH_FAKE_OUT"  // output folder
 	fakeExitEnv = "SITEBENCH_FAKE_EXIT" // exit at once with this message
+	fakeLateEnv = "SITEBENCH_FAKE_LATE" // start watching this long after the first output
 )
 
 // TestMain lets the test binary stand in for a live server, so the
@@ -30,7 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(3)
 	}
 	if src := os.Getenv(fakeSrcEnv); src != "" {
-		os.Exit(fakeServer(src, os.Getenv(fakeOutEnv)))
+		late, _ := time.ParseDuration(os.Getenv(fakeLateEnv))
+		os.Exit(fakeServer(src, os.Getenv(fakeOutEnv), late))
 	}
 	os.Exit(m.Run())
 }
@@ -38,8 +40,9 @@ func TestMain(m *testing.M) {
 // fakeServer polls src every 2 ms and renders each changed NAME.md into
 // out/pages/gen/NAME.html, written in place in two parts as Hugo writes, the
 // edit's text in the first. It writes out/ready after its first pass and
-// runs until interrupted.
-func fakeServer(src, out string) int {
+// runs until interrupted. Edits made within late of the first output are
+// missed, as a watch that starts after the first build misses them.
+func fakeServer(src, out string, late time.Duration) int {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt)
 	gen := filepath.Join(out, "pages", "gen")
@@ -77,6 +80,15 @@ func fakeServer(src, out string) int {
 	}
 	render()
 	os.WriteFile(filepath.Join(out, "ready"), nil, 0o644)
+	if late > 0 {
+		time.Sleep(late)
+		clear(seen)
+		for _, e := range must(os.ReadDir(src)) {
+			if info, err := e.Info(); err == nil {
+				seen[e.Name()] = stamp{info.ModTime(), info.Size()}
+			}
+		}
+	}
 	tick := time.NewTicker(2 * time.Millisecond)
 	for {
 		select {
@@ -87,6 +99,8 @@ func fakeServer(src, out string) int {
 		}
 	}
 }
+
+func must[T any](v T, _ error) T { return v }
 
 // fakeWorkspace is a workspace with only generated pages, in src/.
 func fakeWorkspace(t *testing.T) *workspace {
@@ -115,7 +129,7 @@ func fakeTool(ws *workspace, env ...string) liveTool {
 }
 
 func testConfig() config {
-	return config{edits: 3, spacing: 5 * time.Millisecond, editTimeout: 30 * time.Second}
+	return config{edits: 3, spacing: 5 * time.Millisecond, editTimeout: 30 * time.Second, firstWarmup: 100 * time.Millisecond}
 }
 
 func TestMeasureLive(t *testing.T) {
@@ -140,6 +154,16 @@ func TestMeasureLive(t *testing.T) {
 	data, _ := os.ReadFile(filepath.Join(ws.dir, "src", p.Name+".md"))
 	if !strings.Contains(string(data), "sitebench-fake-") {
 		t.Errorf("%s was not edited", p.Name)
+	}
+}
+
+// TestMeasureLiveLateWatch: the server misses the edits made right after
+// its first output; the warm-up retries until one gets through.
+func TestMeasureLiveLateWatch(t *testing.T) {
+	ws := fakeWorkspace(t)
+	res := measureLive(context.Background(), testConfig(), ws, fakeTool(ws, fakeLateEnv+"=300ms"), slog.New(slog.DiscardHandler))
+	if res.Err != nil || len(res.Latencies) != 3 {
+		t.Fatalf("err %v, %d latencies", res.Err, len(res.Latencies))
 	}
 }
 

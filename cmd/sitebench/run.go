@@ -44,6 +44,9 @@ type config struct {
 	editTimeout time.Duration // how long one edit may take before the phase fails
 	profile     string        // write a CPU profile of an in-process build here instead of benchmarking
 	hugoNoFast  bool          // also measure hugo server --disableLiveReload
+	// firstWarmup is how long the first warm-up edit may take before it is
+	// retried (tests shorten it); 0 means warmupTimeout.
+	firstWarmup time.Duration
 }
 
 // run executes one sitebench command line and returns the exit code.
