@@ -165,7 +165,7 @@ func NewVerdict(spine Spine, table StrictTable, seams []Seam) Verdict {
 	v.Verdict = VerdictPassWithSeam
 	var parts []string
 	for _, b := range table.Breaks {
-		parts = append(parts, fmt.Sprintf("block %d: %s", b.Block, b.Reason))
+		parts = append(parts, fmt.Sprintf("block %d: %s", b.Block, strings.TrimRight(strings.TrimSpace(b.Reason), ".")))
 	}
 	w := fmt.Sprintf("The canonical spine is valid. The strict all-row table breaks at documented seam(s): %s. Use canonical_spine_valid as the integrity field; \"valid\" is deprecated and scoped to the strict table.",
 		strings.Join(parts, "; "))

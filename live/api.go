@@ -74,7 +74,11 @@ func init() {
 		for _, err := range errs {
 			var d huma.ErrorDetailer
 			if errors.As(err, &d) {
-				details = append(details, d.ErrorDetail())
+				// Say where and what, never echo the value: some inputs
+				// (a handshake declaration) must not come back.
+				detail := *d.ErrorDetail()
+				detail.Value = nil
+				details = append(details, &detail)
 			} else if err != nil {
 				details = append(details, &huma.ErrorDetail{Message: err.Error()})
 			}

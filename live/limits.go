@@ -110,3 +110,20 @@ func (s *Server) rateLimit(l Limit) fiber.Handler {
 		},
 	})
 }
+
+// ParseLimit reads a limit written as "N/DURATION", e.g. "30/1m".
+func ParseLimit(s string) (Limit, error) {
+	n, d, ok := strings.Cut(s, "/")
+	max, err := strconv.Atoi(n)
+	if !ok || err != nil || max <= 0 {
+		return Limit{}, fmt.Errorf("live: limit %q: want N/DURATION, e.g. 30/1m", s)
+	}
+	window, err := time.ParseDuration(d)
+	if err != nil || window <= 0 {
+		return Limit{}, fmt.Errorf("live: limit %q: want N/DURATION, e.g. 30/1m", s)
+	}
+	return Limit{Max: max, Window: window}, nil
+}
+
+// String formats the limit as ParseLimit reads it.
+func (l Limit) String() string { return fmt.Sprintf("%d/%s", l.Max, l.Window) }

@@ -42,6 +42,9 @@ type Options struct {
 	TrustedProxies []string
 	// Limits override DefaultLimits per POST path.
 	Limits map[string]Limit
+	// PostLimit limits POST routes without a limit of their own; the zero
+	// value means DefaultPostLimit.
+	PostLimit Limit
 	// PulseEvery is the worker heartbeat interval (see Health); 0 means 30 s.
 	PulseEvery time.Duration
 	// Pulse is called on every heartbeat, e.g. to run a scheduled full walk.
@@ -83,6 +86,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.PulseEvery <= 0 {
 		opts.PulseEvery = 30 * time.Second
+	}
+	if opts.PostLimit.Max <= 0 || opts.PostLimit.Window <= 0 {
+		opts.PostLimit = DefaultPostLimit
 	}
 	log := opts.Logger
 	if log == nil {
@@ -144,7 +150,7 @@ func (s *Server) newApp(apiOnly bool) *fiber.App {
 				l, ok := s.opts.Limits[path]
 				if !ok {
 					if l, ok = DefaultLimits[path]; !ok {
-						l = DefaultPostLimit
+						l = s.opts.PostLimit
 					}
 				}
 				limited[path] = s.rateLimit(l)

@@ -249,6 +249,9 @@ func dirIdent(dir string) uint64 {
 
 // serveStatic answers GET and HEAD from the published site.
 func (s *staticSite) serve(c *fiber.Ctx) error {
+	if isAPIPath(c.Path()) {
+		return fiber.ErrNotFound // answered as a problem, never with a page
+	}
 	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
 		return fiber.ErrMethodNotAllowed
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,14 +16,22 @@ import (
 
 // siteFlags are the flags every command that builds the site shares.
 type siteFlags struct {
-	content, out string
+	content, out, data string
 }
 
-func (f *siteFlags) register(env *environment, fs interface {
-	StringVar(p *string, name, value, usage string)
-}) {
+func (f *siteFlags) register(env *environment, fs *flag.FlagSet) {
 	fs.StringVar(&f.content, "content", envOr(env, "PROOFSITE_CONTENT", "content"), "content `folder` (env PROOFSITE_CONTENT)")
 	fs.StringVar(&f.out, "out", envOr(env, "PROOFSITE_OUT", "public"), "output `folder` (env PROOFSITE_OUT)")
+	fs.StringVar(&f.data, "data", envOr(env, dataEnv, defaultDataDir), "data `folder` whose published ledger keys ai.json lists, if it holds a chain (env "+dataEnv+")")
+}
+
+// options returns the render options of the content's configuration.
+func (f *siteFlags) options() (render.Options, error) {
+	cfg, err := content.LoadConfig(os.DirFS(f.content))
+	if err != nil {
+		return render.Options{}, err
+	}
+	return renderOptions(cfg, f.data)
 }
 
 func envOr(env *environment, key, fallback string) string {
@@ -47,10 +56,14 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		}
 		defer stop()
 	}
+	opts, err := f.options()
+	if err != nil {
+		return contentError(env, f.content, f.out, err)
+	}
 	b, err := site.New(site.Options{
 		ContentDir: f.content,
 		OutDir:     f.out,
-		Render:     renderOptions(),
+		Render:     opts,
 		Logger:     env.logger,
 	})
 	if err != nil {
@@ -64,11 +77,6 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	return nil
 }
 
-// renderOptions are the generated artifacts and the endpoint map the build
-// publishes beside the content.
-func renderOptions() render.Options {
-	return render.Options{}
-}
 
 // contentError prints every content problem on its own line, located
 // relative to the working directory so editors can jump to it, and returns a

@@ -26,7 +26,10 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
-	opts := renderOptions()
+	opts, err := f.options()
+	if err != nil {
+		return contentError(env, f.content, f.out, err)
+	}
 	opts.ReloadURL = live.ReloadPrefix
 	b, err := site.New(site.Options{ContentDir: f.content, OutDir: f.out, Render: opts, Incremental: true, Logger: env.logger})
 	if err != nil {
