@@ -36,7 +36,7 @@ type liveTool struct {
 	out    string                      // output folder, removed before the start
 	ready  string                      // output file whose existence means the first build is done
 	source func(name string) string    // source file of generated page name
-	check  func(context.Context) error // nil when the tool can run here
+	check  func(context.Context) error // returns nil when the tool can run here
 	// command returns the command line and, for a server measured with a
 	// browser open on it, the URL to request once the first build is done;
 	// cache is a fresh, empty folder.
