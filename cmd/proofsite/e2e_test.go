@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,9 +58,10 @@ func buildBinaries(t *testing.T) (proofsite, verifier string) {
 
 // server is a running proofsite serve process.
 type server struct {
-	cmd    *exec.Cmd
-	base   string
-	stderr *syncBuffer
+	cmd     *exec.Cmd
+	base    string
+	apiBase string // set when serve was given --api-addr
+	stderr  *syncBuffer
 }
 
 // startServe runs the binary's serve command on 127.0.0.1:0 and waits for
@@ -80,13 +82,16 @@ func startServe(t *testing.T, bin string, args ...string) *server {
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	})
-	found := make(chan string, 1)
+	found, apiFound := make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		re := regexp.MustCompile(`live edge on (http://\S+)`)
+		site, api := regexp.MustCompile(`live edge on (http://\S+)`), regexp.MustCompile(`API origin on (http://\S+)`)
 		for sc.Scan() {
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+			if m := site.FindStringSubmatch(sc.Text()); m != nil {
 				found <- m[1]
+			}
+			if m := api.FindStringSubmatch(sc.Text()); m != nil {
+				apiFound <- m[1]
 			}
 		}
 	}()
@@ -94,6 +99,13 @@ func startServe(t *testing.T, bin string, args ...string) *server {
 	case s.base = <-found:
 	case <-time.After(60 * time.Second):
 		t.Fatalf("serve did not start:\n%s", s.stderr.String())
+	}
+	if slices.Contains(args, "--api-addr") {
+		select {
+		case s.apiBase = <-apiFound:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the API origin did not start:\n%s", s.stderr.String())
+		}
 	}
 	return s
 }
@@ -144,7 +156,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	// No ledger init: serve sets up the chain by itself on first start.
-	srv := startServe(t, proofsite, "--content", "../../content", "--public", public, "--data", data, "--post-limit", "4/1m")
+	srv := startServe(t, proofsite, "--content", "../../content", "--public", public, "--data", data, "--post-limit", "4/1m", "--api-addr", "127.0.0.1:0")
 
 	t.Run("every documented route answers", func(t *testing.T) {
 		resp, body := srv.get(t, "/api/discover")
@@ -266,6 +278,16 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 		if last.StatusCode != 429 || last.Header.Get("Retry-After") == "" {
 			t.Errorf("over the POST limit: %d, Retry-After %q", last.StatusCode, last.Header.Get("Retry-After"))
+		}
+	})
+
+	t.Run("the API origin serves the v1 surface only", func(t *testing.T) {
+		api := &server{base: srv.apiBase}
+		for path, want := range map[string]int{"/api/v1": 200, "/api/v1/openapi.json": 200, "/api/chain/latest": 200, "/api/v1/handshake": 200,
+			"/api/ledger/verify": 404, "/gate.html": 404} {
+			if resp, body := api.get(t, path); resp.StatusCode != want {
+				t.Errorf("API origin %s: %d, want %d: %.120s", path, resp.StatusCode, want, body)
+			}
 		}
 	})
 
