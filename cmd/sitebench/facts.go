@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +24,11 @@ type facts struct {
 	Proofsite string // git commit of the working tree, "+dirty" when it has changes
 	Load      string // load average when the run started
 	LoadAfter string // and when it ended
+	Work      string // the work folder and its file system
+	// CreateCost is how long creating one small file takes in the work
+	// folder. Full builds create thousands, so a slow file system (a VM
+	// disk) weighs on them, and more on the tool that writes more files.
+	CreateCost time.Duration
 }
 
 func gatherFacts(ctx context.Context, cfg config) facts {
@@ -36,7 +42,9 @@ func gatherFacts(ctx context.Context, cfg config) facts {
 		Hugo:      firstLine(output(ctx, cfg.hugo, "version")),
 		Proofsite: gitCommit(ctx),
 		Load:      loadAverage(),
+		Work:      cfg.work + " (" + fileSystem(cfg.work) + ")",
 	}
+	f.CreateCost, _ = fileCreateCost(cfg.work)
 	if f.Kernel != "" {
 		f.Kernel = runtime.GOOS + " " + f.Kernel
 	} else {
@@ -108,4 +116,48 @@ func readFile(name string) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return strings.TrimSpace(line)
+}
+
+// fileSystem returns the type and device of the file system dir is on, from
+// the longest matching mount point in /proc/self/mounts.
+func fileSystem(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "unknown"
+	}
+	best, fs := "", "unknown"
+	s := bufio.NewScanner(strings.NewReader(readFile("/proc/self/mounts")))
+	for s.Scan() {
+		f := strings.Fields(s.Text())
+		if len(f) < 3 {
+			continue
+		}
+		mnt := f[1]
+		inside := abs == mnt || strings.HasPrefix(abs, strings.TrimSuffix(mnt, "/")+"/")
+		if inside && len(mnt) > len(best) {
+			best, fs = mnt, f[2]+" on "+f[0]
+		}
+	}
+	return fs
+}
+
+// createSamples is how many files fileCreateCost creates.
+const createSamples = 500
+
+// fileCreateCost returns the mean time to create and write one 4 KiB file
+// in a fresh folder under dir.
+func fileCreateCost(dir string) (time.Duration, error) {
+	tmp, err := os.MkdirTemp(dir, "create-cost-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	data := make([]byte, 4<<10)
+	start := time.Now()
+	for i := range createSamples {
+		if err := os.WriteFile(filepath.Join(tmp, strconv.Itoa(i)+".html"), data, 0o644); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start) / createSamples, nil
 }

@@ -66,6 +66,7 @@ func (r *report) writeMachine(p printer) {
 	p("| Hugo | %s |", orUnknown(f.Hugo))
 	p("| proofsite | commit %s |", f.Proofsite)
 	p("| Load average at start / end | %s / %s |", f.Load, f.LoadAfter)
+	p("| Work folder | %s; creating a 4 KiB file takes %s |", f.Work, micros(f.CreateCost))
 	p("")
 }
 
@@ -189,6 +190,8 @@ func verdict(pass bool) string {
 	}
 	return "**FAIL**"
 }
+
+func micros(d time.Duration) string { return strconv.FormatInt(d.Microseconds(), 10) + " µs" }
 
 func times(x float64) string { return fmtFloat(x, 2) + "×" }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +90,19 @@ func TestReport(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("report lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+func TestFileFacts(t *testing.T) {
+	dir := t.TempDir()
+	if got := fileSystem(dir); got == "" {
+		t.Error("no file system")
+	}
+	d, err := fileCreateCost(dir)
+	if err != nil || d <= 0 {
+		t.Errorf("create cost %v, %v", d, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left %d entries behind", len(entries))
 	}
 }
