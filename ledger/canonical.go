@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -20,9 +22,12 @@ const maxDepth = 512
 // data. Before handing the text to the JCS library it applies the stricter
 // rules this ledger needs (ARCHITECTURE §7): it rejects invalid UTF-8
 // (ErrInvalidUTF8), \u escapes naming a lone surrogate (ErrLoneSurrogate),
-// duplicate object keys after unescaping (ErrDuplicateKey), integer literals
-// beyond ±(2^53−1) (ErrIntegerRange; encode such values, nanosecond times for
-// example, as strings) and anything RFC 8259 does not allow (ErrInvalidJSON).
+// duplicate object keys after unescaping (ErrDuplicateKey), numbers beyond
+// ±(2^53−1) (ErrIntegerRange: every double that large is an integer that
+// cannot be represented exactly, whether written 9007199254740993 or 1E30;
+// encode such values, nanosecond times for example, as strings) and
+// anything RFC 8259 does not allow (ErrInvalidJSON). The result is itself
+// accepted and unchanged by Canonicalize.
 func Canonicalize(data []byte) ([]byte, error) {
 	if err := ValidateJSON(data); err != nil {
 		return nil, err
@@ -343,6 +348,17 @@ func (v *validator) number() error {
 	}
 	if integer && !safeInteger(v.data[digits:intEnd]) {
 		return fmt.Errorf("%w: %s", ErrIntegerRange, v.data[start:intEnd])
+	}
+	if !integer {
+		// Every double beyond 2^53 is an integer, and RFC 8785 prints
+		// those below 1e21 as plain digits (1E20 becomes
+		// 100000000000000000000), so a float of that size would come out
+		// as an inexact integer literal. Refuse it here too, which keeps
+		// Canonicalize idempotent.
+		f, err := strconv.ParseFloat(string(v.data[start:v.pos]), 64)
+		if err != nil || math.Abs(f) > maxSafeInteger {
+			return fmt.Errorf("%w: %s", ErrIntegerRange, v.data[start:v.pos])
+		}
 	}
 	return nil
 }
