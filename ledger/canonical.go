@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -114,7 +115,7 @@ func (v *validator) value(depth int) error {
 	case c == '[':
 		return v.array(depth)
 	case c == '"':
-		_, err := v.str()
+		_, err := v.str(false)
 		return err
 	case c == '-' || (c >= '0' && c <= '9'):
 		return v.number()
@@ -136,20 +137,20 @@ func (v *validator) object(depth int) error {
 		v.pos++
 		return nil
 	}
-	seen := make(map[string]struct{})
+	var seen []string // objects are small: a slice beats a map
 	for {
 		v.skipSpace()
 		if v.pos >= len(v.data) || v.data[v.pos] != '"' {
 			return v.errorf("expected object key")
 		}
-		key, err := v.str()
+		key, err := v.str(true)
 		if err != nil {
 			return err
 		}
-		if _, dup := seen[key]; dup {
+		if slices.Contains(seen, key) {
 			return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
 		}
-		seen[key] = struct{}{}
+		seen = append(seen, key)
 		v.skipSpace()
 		if v.pos >= len(v.data) || v.data[v.pos] != ':' {
 			return v.errorf("expected ':'")
@@ -208,9 +209,9 @@ func (v *validator) array(depth int) error {
 	}
 }
 
-// str checks a string token and returns its decoded value (used for
-// duplicate-key detection).
-func (v *validator) str() (string, error) {
+// str checks a string token and, when decode is set, returns its decoded
+// value (object keys, for duplicate detection).
+func (v *validator) str(decode bool) (string, error) {
 	v.pos++ // opening quote
 	var out []byte
 	for {
@@ -221,11 +222,16 @@ func (v *validator) str() (string, error) {
 		switch {
 		case c == '"':
 			v.pos++
+			if !decode {
+				return "", nil
+			}
 			return string(out), nil
 		case c < 0x20:
 			return "", v.errorf("control character in string")
 		case c != '\\':
-			out = append(out, c)
+			if decode {
+				out = append(out, c)
+			}
 			v.pos++
 			continue
 		}
