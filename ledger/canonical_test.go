@@ -5,8 +5,8 @@ import (
 	"errors"
 	"math"
 	"reflect"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
