@@ -9,6 +9,8 @@
 //	--genesis HASH         the genesis hash you trust (default: the export header's)
 //	--keys FILE            the published keys you trust, {"keys":[…]} (default: the export header's)
 //	--checkpoint SIZE:HASH a checkpoint you kept from an earlier run; the chain must extend it
+//	--state FILE           remember checkpoints in FILE: require the one saved there (if any)
+//	                       and, after a pass, save the new one
 //	--json                 print the verdict as JSON
 //
 // An export is JSONL. The first line is a header:
@@ -36,7 +38,8 @@
 // What it cannot see: an export that is consistent with itself but was
 // rewritten, truncated or forged with stolen keys. Pin the genesis hash and
 // the keys from a source you trust, keep the checkpoint it prints, and pass
-// it with --checkpoint next time: a chain that does not extend it fails.
+// it with --checkpoint next time (or let --state keep it for you): a chain
+// that does not extend it fails.
 //
 // Exit status: 0 pass (PASS or PASS_WITH_DOCUMENTED_STRICT_SEAM), 1 fail
 // (any other verdict, or an export that cannot be read), 64 usage error.
@@ -113,14 +116,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	genesis := fs.String("genesis", "", "trusted genesis hash (default: the export header's)")
 	keysFile := fs.String("keys", "", "trusted keys file, {\"keys\":[...]} (default: the export header's)")
 	checkpoint := fs.String("checkpoint", "", "checkpoint SIZE:HASH from an earlier run that the chain must extend")
+	state := fs.String("state", "", "file that remembers the last checkpoint: required if present, updated after a pass")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--json] EXPORT.jsonl")
+		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE] [--json] EXPORT.jsonl")
 		return 64
+	}
+	if saved, err := os.ReadFile(*state); *state != "" && *checkpoint == "" && err == nil {
+		*checkpoint = strings.TrimSpace(string(saved))
 	}
 	cpSize, cpHash, err := parseCheckpoint(*checkpoint)
 	if err != nil || (*genesis != "" && !isHex(*genesis, 32)) {
-		fmt.Fprintln(stderr, "verify-ledger: --genesis must be 64 lowercase hex digits and --checkpoint SIZE:HASH")
+		fmt.Fprintln(stderr, "verify-ledger: --genesis must be 64 lowercase hex digits and a checkpoint SIZE:HASH")
 		return 64
 	}
 	hdr, rows, err := readExport(fs.Arg(0), stdin)
@@ -140,10 +147,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	v := verify(rows, keys, *genesis, hdr.DocumentedSeams, cpSize, cpHash)
 	printVerdict(stdout, v, *asJSON)
-	if v.pass() {
-		return 0
+	if !v.pass() {
+		return 1
 	}
-	return 1
+	if *state != "" { // remember this checkpoint: write a temporary file, then rename it
+		if err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint+"\n"), 0o644); err == nil {
+			err = os.Rename(*state+".tmp", *state)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "verify-ledger: saving the checkpoint: %v\n", err)
+			return 1
+		}
+	}
+	return 0
 }
 
 // openSource opens the export. A later version adds the URL mode here

@@ -180,3 +180,25 @@ func FuzzCanonicalHeader(f *testing.F) {
 		}
 	})
 }
+
+// --state remembers the checkpoint of a pass and requires it next time, so a
+// later truncated export fails without the auditor copying anything.
+func TestStateFile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "checkpoint")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--state", state, filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	saved, err := os.ReadFile(state)
+	if err != nil || !strings.HasPrefix(string(saved), "20:") {
+		t.Fatalf("state file: %q %v", saved, err)
+	}
+	out.Reset()
+	if code := run([]string{"--state", state, filepath.Join(vectorDir, "truncated_head.jsonl")}, nil, &out, &errOut); code != 1 ||
+		!strings.HasPrefix(out.String(), "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+		t.Fatalf("truncated after a remembered checkpoint: exit %d\n%s", code, out.String())
+	}
+	if again, _ := os.ReadFile(state); !bytes.Equal(again, saved) {
+		t.Fatal("a failed run changed the remembered checkpoint")
+	}
+}
