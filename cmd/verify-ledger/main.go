@@ -122,8 +122,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE] [--json] EXPORT.jsonl")
 		return 64
 	}
-	if saved, err := os.ReadFile(*state); *state != "" && *checkpoint == "" && err == nil {
-		*checkpoint = strings.TrimSpace(string(saved))
+	if *state != "" && *checkpoint == "" {
+		if saved, err := os.ReadFile(*state); err == nil { // no file yet: nothing to require
+			*checkpoint = strings.TrimSpace(string(saved))
+		}
 	}
 	cpSize, cpHash, err := parseCheckpoint(*checkpoint)
 	if err != nil || (*genesis != "" && !isHex(*genesis, 32)) {
