@@ -153,7 +153,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *state != "" { // remember this checkpoint: write a temporary file, then rename it
-		if err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint+"\n"), 0o644); err == nil {
+		err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint+"\n"), 0o644)
+		if err == nil {
 			err = os.Rename(*state+".tmp", *state)
 		}
 		if err != nil {
