@@ -27,11 +27,27 @@ func (f *siteFlags) register(env *environment, fs *flag.FlagSet) {
 
 // options returns the render options of the content's configuration.
 func (f *siteFlags) options() (render.Options, error) {
+	if err := f.checkContentDir(); err != nil {
+		return render.Options{}, err
+	}
 	cfg, err := content.LoadConfig(os.DirFS(f.content))
 	if err != nil {
 		return render.Options{}, err
 	}
 	return renderOptions(cfg, f.data)
+}
+
+// checkContentDir reports a missing content folder as such, rather than as a
+// missing site.yaml inside it.
+func (f *siteFlags) checkContentDir() error {
+	info, err := os.Stat(f.content)
+	if err != nil {
+		return fmt.Errorf("content folder: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("content folder %s is not a folder", f.content)
+	}
+	return nil
 }
 
 func envOr(env *environment, key, fallback string) string {
@@ -76,7 +92,6 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, f.out)
 	return nil
 }
-
 
 // contentError prints every content problem on its own line, located
 // relative to the working directory so editors can jump to it, and returns a
