@@ -409,3 +409,7 @@ func ParseUnsigned(data []byte) (Authorization, error) {
 	}
 	return decodeAuthorization(data, false)
 }
+
+// ValidScopeItem reports whether s can be a scope item or a claim name:
+// 1–256 of A-Z a-z 0-9 . _ : / -, starting with a letter or digit.
+func ValidScopeItem(s string) bool { return scopePattern.MatchString(s) }
