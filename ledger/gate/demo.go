@@ -231,7 +231,9 @@ deterministic, so the same content always gives this exact transcript.
 	ask(demo, "3i. Used for a claim it does not cover (gate.bridge_keys)",
 		with(presented, func(r *Request) { r.Scope = []string{ClaimBridgeKeys} }), false)
 	ask(demo, "3j. Used for another payload",
-		with(presented, func(r *Request) { r.PayloadSHA256 = sha256.Sum256([]byte(`{"claim":"capability.bridge_auth","value":"roadmap"}`)) }), false)
+		with(presented, func(r *Request) {
+			r.PayloadSHA256 = sha256.Sum256([]byte(`{"claim":"capability.bridge_auth","value":"roadmap"}`))
+		}), false)
 	ask(demo, "3k. HARD_DELETE, even with a valid authorization for it",
 		with(presented, func(r *Request) { r.Action, r.Authorization = HardDelete, hdSigned }), false)
 

@@ -119,7 +119,9 @@ func TestEvaluate(t *testing.T) {
 		{"unknown action", req(func(r *Request) { r.Action = "LAUNCH" }), Deny, []error{ErrUnknownAction}, Failed, nil, nil},
 		{"malformed action name", req(func(r *Request) { r.Action = "launch now" }), Deny, []error{ErrUnknownAction}, Failed, nil, nil},
 		{"HARD_DELETE with a valid authorization for it", req(func(r *Request) { r.Action, r.Authorization = HardDelete, withAction(HardDelete) }), Deny, []error{ErrDeniedAction}, Satisfied, nil, nil},
-		{"a denied action", req(func(r *Request) { r.Action, r.Authorization = "EXPORT_PRIVATE_MEMORY", withAction("EXPORT_PRIVATE_MEMORY") }), Deny, []error{ErrDeniedAction}, Satisfied, nil, nil},
+		{"a denied action", req(func(r *Request) {
+			r.Action, r.Authorization = "EXPORT_PRIVATE_MEMORY", withAction("EXPORT_PRIVATE_MEMORY")
+		}), Deny, []error{ErrDeniedAction}, Satisfied, nil, nil},
 		{"roadmap control required", req(func(r *Request) { r.Action, r.Authorization = "QUORUM_ACTION", withAction("QUORUM_ACTION") }), Deny, []error{ErrUnverifiable}, Satisfied, []Control{BridgeAuth}, []Control{NodeApprovalQuorum}},
 		{"only a roadmap control required", req(func(r *Request) { r.Action = "DISSENT_ACTION" }), Deny, []error{ErrUnverifiable}, Failed, nil, []Control{DissentChannel}},
 		{"malformed", req(func(r *Request) { r.Authorization = []byte("{") }), Deny, []error{ErrMalformed}, Failed, nil, []Control{BridgeAuth}},
