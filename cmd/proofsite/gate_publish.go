@@ -123,9 +123,6 @@ func lastPublish(ctx context.Context, s *store.Store, v ledger.Verdict) (publish
 // line to print, or an error wrapping errPublishRefused when the rule
 // refuses; in that case nothing was written.
 func publish(ctx context.Context, env *environment, f siteFlags, authFile string, now time.Time) (string, error) {
-	if _, err := content.Load(os.DirFS(f.content)); err != nil {
-		return "", err // the whole site must be valid before the chain changes
-	}
 	cfg, err := content.LoadConfig(os.DirFS(f.content))
 	if err != nil {
 		return "", err
@@ -220,6 +217,9 @@ func publish(ctx context.Context, env *environment, f siteFlags, authFile string
 		}
 		fmt.Fprintf(&b, "Nothing was written: the chain and %s are unchanged.", f.out)
 		return "", fmt.Errorf("%w: %s", errPublishRefused, b.String())
+	}
+	if _, err := content.Load(os.DirFS(f.content)); err != nil {
+		return "", err // the whole site must be valid before the chain changes
 	}
 	canonAuth, err := ledger.Canonicalize(auth)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,7 +93,20 @@ func draftFrom(t *testing.T, stderr string) map[string]any {
 	return m
 }
 
-// chainHead verifies the chain and returns its verdict.
+// chainHead returns the stored head, without a full walk.
+func chainHead(t *testing.T, data, contentDir string) ledger.Block {
+	t.Helper()
+	lf := ledgerFlags{data: data, content: contentDir}
+	s, err := lf.openStore(&environment{logger: newLogger(io.Discard, "")}, "", ledger.Hash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	return s.Head()
+}
+
+// chainVerdict verifies the chain with "ledger verify" and returns its
+// verdict.
 func chainVerdict(t *testing.T, data, contentDir string) ledger.Verdict {
 	t.Helper()
 	code, out, errOut := cli(t, "ledger", "verify", "--json", "--data", data, "--content", contentDir)
@@ -112,6 +126,7 @@ func chainVerdict(t *testing.T, data, contentDir string) ledger.Verdict {
 // canonical spine; replaying an authorization for another change is
 // refused.
 func TestGatePublishEndToEnd(t *testing.T) {
+	t.Parallel()
 	key, keyID, public := bridgeKey(t)
 	src := copyContent(t, func(dir string) { pinBridgeKey(t, dir, keyID, public) })
 	data := initLedger(t, src)
@@ -123,7 +138,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 		}
 		return cli(t, args...)
 	}
-	v0 := chainVerdict(t, data, src)
+	head0 := chainHead(t, data, src)
 	now := time.Now().UTC().Truncate(time.Second)
 	window := func(m map[string]any) map[string]any {
 		m["issued_at"] = now.Add(-time.Minute).Format(time.RFC3339)
@@ -148,7 +163,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatal("a refused publish wrote the output")
 	}
-	if v := chainVerdict(t, data, src); v.Head.Hash != v0.Head.Hash || v.RowsChecked != v0.RowsChecked {
+	if chainHead(t, data, src).Hash() != head0.Hash() {
 		t.Fatal("a refused publish changed the chain")
 	}
 	first := signAuthorization(t, key, window(draftFrom(t, stderr)))
@@ -157,7 +172,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 		t.Fatalf("first publish: exit %d\n%s%s", code, stdout, stderr)
 	}
 	v1 := chainVerdict(t, data, src)
-	if v1.Head.Index != v0.Head.Index+1 || !v1.Pass() {
+	if v1.Head.Index != head0.Index()+1 || !v1.Pass() {
 		t.Fatalf("after the first publish: %+v", v1.Head)
 	}
 	demo, err := os.ReadFile(filepath.Join(out, demoArtifactPath))
@@ -171,7 +186,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout, "unchanged since block") {
 		t.Fatalf("republish: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if v := chainVerdict(t, data, src); v.Head.Hash != v1.Head.Hash {
+	if chainHead(t, data, src).Hash() != v1.Head.Hash {
 		t.Fatal("an unchanged publish appended")
 	}
 
@@ -183,7 +198,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 		!strings.Contains(stderr, "changed  file:products/gate/README.md\n") || strings.Contains(stderr, "changed  capability") {
 		t.Fatalf("change without authorization: exit %d\n%s%s", code, stdout, stderr)
 	}
-	if v := chainVerdict(t, data, src); v.Head.Hash != v1.Head.Hash {
+	if chainHead(t, data, src).Hash() != v1.Head.Hash {
 		t.Fatal("a refused publish changed the chain")
 	}
 	if now, _ := os.ReadFile(filepath.Join(out, "products/gate/README.md")); !bytes.Equal(now, readme) {
@@ -200,7 +215,8 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	}
 
 	// Refused too: a scope wider than the change, a key that is not
-	// pinned, an expired authorization.
+	// pinned, an expired authorization (each path has its unit test in
+	// ledger/gate; these check the wiring).
 	wider := window(maps(draft))
 	wider["authorization_id"], wider["scope"] = "wider", []string{"capability.maturity", "file:products/gate/README.md"}
 	other, _, _ := bridgeKey(t)

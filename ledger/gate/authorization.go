@@ -231,9 +231,7 @@ func Verify(data []byte, keys Keys) (Authorization, error) {
 	if !key.Verify(canon, sig) {
 		return Authorization{}, fmt.Errorf("%w: key %s", ErrTampered, keyID)
 	}
-	// The signature verified: from here on only canon, the exact bytes it
-	// covers, is read, strictly (exact member names, none missing, unknown,
-	// duplicated or null; every value in its canonical form).
+	// Signature verified: decode only canon, the exact bytes it covers, strictly (no unknown, missing, duplicate or null members; canonical values only).
 	a, err := decodeAuthorization(canon, true)
 	if err != nil {
 		return Authorization{}, err
