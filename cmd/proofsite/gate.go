@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -203,7 +204,7 @@ func runGateCheck(_ context.Context, env *environment, args []string) error {
 	}
 	cfg, err := content.LoadConfig(os.DirFS(contentDir))
 	if err != nil {
-		return contentError(env, contentDir, "nothing", err)
+		return configError(env, contentDir, err)
 	}
 	policy, err := sitePolicy(cfg)
 	if err != nil {
@@ -234,7 +235,7 @@ func runGateDemo(_ context.Context, env *environment, args []string) error {
 	}
 	cfg, err := content.LoadConfig(os.DirFS(contentDir))
 	if err != nil {
-		return contentError(env, contentDir, "nothing", err)
+		return configError(env, contentDir, err)
 	}
 	out, err := gateDemo(cfg)
 	if err != nil {
@@ -242,6 +243,19 @@ func runGateDemo(_ context.Context, env *environment, args []string) error {
 	}
 	_, err = env.stdout.Write(out)
 	return err
+}
+
+// configError prints every problem of site.yaml, located, and returns a
+// one-line summary (contentError for commands that write no output).
+func configError(env *environment, contentDir string, err error) error {
+	var list content.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	for _, e := range list {
+		fmt.Fprintln(env.stderr, locate(contentDir, e))
+	}
+	return fmt.Errorf("%d problem(s) in %s", len(list), filepath.Join(contentDir, content.ConfigFile))
 }
 
 // sitePolicyOptions maps the gate section of site.yaml to the checkpoint's
