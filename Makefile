@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger fuzz-ledger clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
 run: $(BIN)
@@ -67,11 +67,16 @@ bench-ledger:
 ## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
 fuzz-ledger:
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzHeaderPreimage$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzHeaderPreimage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+
+## fuzz-gate: run the gate's authorization-parser fuzz targets for FUZZTIME each
+fuzz-gate:
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./ledger/gate
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeAuthorization$$' -fuzztime $(FUZZTIME) ./ledger/gate
 
 ## bench-site: full and incremental builds of 1,000/5,000 generated pages,
 ## proofsite against Hugo; prints a markdown report. Work files go to

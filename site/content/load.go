@@ -287,6 +287,14 @@ func (l *Loader) assemble() (*Site, error) {
 			errs = append(errs, rtErrs...)
 		}
 		errs = append(errs, checkConstitution(s, doc)...)
+		for i, f := range cfg.Gate.ClaimFiles {
+			if _, read := l.files[f]; read || !validClaimFile(f) {
+				continue
+			}
+			if info, err := fs.Stat(l.fsys, f); err != nil || !info.Mode().IsRegular() {
+				errs = append(errs, doc.errorf(fmt.Sprintf("$.gate.claim_files[%d]", i), "claim file %q does not exist", f))
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return nil, sortErrors(errs)
