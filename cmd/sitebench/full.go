@@ -30,7 +30,7 @@ type fullResult struct {
 func buildTools(cfg config, ws *workspace) []buildTool {
 	return []buildTool{
 		{name: "proofsite", out: ws.psOut, command: func(ctx context.Context, _ string) *exec.Cmd {
-			return exec.CommandContext(ctx, cfg.proofsite, "build", "--content", ws.psContent, "--out", ws.psOut)
+			return exec.CommandContext(ctx, cfg.proofsite, "build", "--content", ws.psContent, "--out", ws.psOut, "--data", ws.psData)
 		}},
 		{name: "hugo", out: ws.hugoOut, command: func(ctx context.Context, cache string) *exec.Cmd {
 			return exec.CommandContext(ctx, cfg.hugo, "--quiet", "-s", ws.hugoSite, "-d", ws.hugoOut, "--cacheDir", cache)

@@ -76,7 +76,7 @@ func liveTools(cfg config, ws *workspace) []liveTool {
 			name: "proofsite", mode: "proofsite watch", out: ws.psOut, ready: "llms.txt", source: ws.proofsitePage,
 			check: func(ctx context.Context) error { return hasWatch(ctx, cfg.proofsite) },
 			command: func(string) (*exec.Cmd, string, error) {
-				return exec.Command(cfg.proofsite, "watch", "--content", ws.psContent, "--out", ws.psOut, "--addr", "127.0.0.1:0"), "", nil
+				return exec.Command(cfg.proofsite, "watch", "--content", ws.psContent, "--out", ws.psOut, "--data", ws.psData, "--addr", "127.0.0.1:0"), "", nil
 			},
 		},
 		{

@@ -22,6 +22,7 @@ type workspace struct {
 	dir       string // work/n5000
 	psContent string // the project's content plus pages/gen/
 	psOut     string
+	psData    string // never created: keeps a developer's ./data chain out of the builds
 	hugoSite  string // config, layouts, content/gen/
 	hugoOut   string
 	caches    string // parent of Hugo's fresh cache folders
@@ -39,6 +40,7 @@ func newWorkspace(work, contentDir string, seed uint64, n int) (*workspace, erro
 		dir:       dir,
 		psContent: filepath.Join(dir, "proofsite", "content"),
 		psOut:     filepath.Join(dir, "proofsite", "public"),
+		psData:    filepath.Join(dir, "proofsite", "data"),
 		hugoSite:  filepath.Join(dir, "hugo", "site"),
 		hugoOut:   filepath.Join(dir, "hugo", "public"),
 		caches:    filepath.Join(dir, "hugo", "cache"),
