@@ -2,13 +2,13 @@ package content
 
 import (
 	"cmp"
-	"maps"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"runtime"
 	"slices"

@@ -94,8 +94,8 @@ type Renderer struct {
 	optsDigest [32]byte
 	cache      map[string]*cached // by job key; only with Options.Cache
 	generation int                // of the current Render; entries not used by it are dropped
-	planned    plannedPages // the pages of the last Render and their plans (Options.Cache)
-	paths      []string     // the output paths of the last Render, checked then
+	planned    plannedPages       // the pages of the last Render and their plans (Options.Cache)
+	paths      []string           // the output paths of the last Render, checked then
 }
 
 // plannedPages pairs the pages of a Render with their plans, by position:
