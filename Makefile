@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-ledger fuzz-ledger clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-ledger bench-http fuzz-ledger clean FORCE
 
 ## run: build the site and serve it on $(ADDR)
 run: build
@@ -53,7 +53,7 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-ledger
+bench: bench-ledger bench-http
 
 ## bench-ledger: durable appends/s, incremental verify per append, raw crypto
 ## rate, and full walks of 100k and 1M stored blocks against that raw rate
@@ -61,6 +61,18 @@ bench: bench-ledger
 bench-ledger:
 	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
+
+## bench-http: requests/s and p99 of the live edge under wrk on loopback,
+## against a bare fiber JSON handler and nginx serving the same 10 KB page,
+## measured in the same run (installs wrk and nginx from Debian when
+## missing; the table and every log go to bench/out/http).
+## More rounds or longer runs: make bench-http HTTPBENCH_FLAGS='--rounds 5'
+HTTPBENCH_FLAGS ?=
+bench-http: $(BIN)
+	@if ! command -v wrk >/dev/null || ! PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null; then \
+		apt-get install -y wrk nginx || { apt-get update && apt-get install -y wrk nginx; }; fi
+	$(GO) build -o bin/httpbench ./cmd/httpbench
+	bin/httpbench --bin $(BIN) --work bench/out/http $(HTTPBENCH_FLAGS)
 
 ## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
