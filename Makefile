@@ -8,9 +8,11 @@ ADDR    ?= 127.0.0.1:8080
 
 .PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-ledger bench-http fuzz-ledger clean FORCE
 
-## run: build the site and serve it on $(ADDR)
-run: build
-	$(BIN) serve --public public --addr $(ADDR)
+## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
+run: $(BIN)
+	$(BIN) ledger init --data data --content content
+	$(BIN) build --content content --out public --data data
+	$(BIN) serve --content content --public public --data data --addr $(ADDR)
 
 ## watch: build, serve and rebuild on every content edit, reloading the browser
 watch: $(BIN)
@@ -22,7 +24,7 @@ dev:
 
 ## build: compile proofsite and render content/ into public/
 build: $(BIN)
-	$(BIN) build --content content --out public
+	$(BIN) build --content content --out public --data data
 
 $(BIN): FORCE
 	$(GO) build -o $(BIN) ./cmd/proofsite

@@ -39,9 +39,9 @@ func testSite() *Site {
 		Towns: []Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}},
 		Capabilities: []Capability{{Key: "maturity", Value: "gate_public_launch"}, {Key: "bridge_auth", Value: "live_and_proven"},
 			{Key: "enforcement_model", Value: "orchestrator_invoked_checkpoint_today"}},
-		PublishRule: PublishRule{Key: "publish_rule", Action: "PUBLIC_CLAIM_CHANGE", Requires: "BRIDGE_AUTH", Text: "Claims need the Bridge."},
+		PublishRule:  PublishRule{Key: "publish_rule", Action: "PUBLIC_CLAIM_CHANGE", Requires: "BRIDGE_AUTH", Text: "Claims need the Bridge."},
 		Constitution: Constitution{Version: "2.0", Runtime: json.RawMessage(`{"version":"1.8","articles":[]}`), RuntimeVersion: "1.8", RuntimeArticles: 42},
-		Records: map[string]json.RawMessage{"shares": json.RawMessage(`{"record":"shares","authorized_shares":100000000}`)},
+		Records:      map[string]json.RawMessage{"shares": json.RawMessage(`{"record":"shares","authorized_shares":100000000}`)},
 	}
 }
 

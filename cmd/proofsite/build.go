@@ -27,6 +27,9 @@ func (f *siteFlags) register(env *environment, fs *flag.FlagSet) {
 
 // options returns the render options of the content's configuration.
 func (f *siteFlags) options() (render.Options, error) {
+	if info, err := os.Stat(f.content); err != nil || !info.IsDir() {
+		return render.Options{}, fmt.Errorf("content folder %s: not a readable folder", f.content)
+	}
 	cfg, err := content.LoadConfig(os.DirFS(f.content))
 	if err != nil {
 		return render.Options{}, err
@@ -76,7 +79,6 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, f.out)
 	return nil
 }
-
 
 // contentError prints every content problem on its own line, located
 // relative to the working directory so editors can jump to it, and returns a

@@ -19,7 +19,7 @@ func liveSite(cfg *content.Config, s *content.Site) live.Site {
 		Title: cfg.Site.Title, Summary: cfg.Site.Summary, BaseURL: cfg.Site.BaseURL, APIURL: cfg.Site.APIURL, License: cfg.Site.License,
 		Organisation: live.Organisation{Name: cfg.Organisation.Name, LegalName: cfg.Organisation.LegalName,
 			Jurisdiction: cfg.Organisation.Jurisdiction, Contact: cfg.Organisation.Contact, HumanAuthority: cfg.Organisation.HumanAuthority},
-		PublishRule: live.PublishRule(cfg.PublishRule),
+		PublishRule:  live.PublishRule(cfg.PublishRule),
 		Constitution: live.Constitution{Title: cfg.Constitution.Title, Version: cfg.Constitution.Version, Status: cfg.Constitution.Status},
 	}
 	for _, n := range cfg.Nodes {

@@ -121,7 +121,17 @@ func (w *fullWalker) walk(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	start := time.Now()
-	res, err := w.chain.FullWalk(ctx, nil, nil)
+	var mu sync.Mutex
+	next := start.Add(time.Second)
+	progress := func(checked int64) { // long walks report once a second
+		mu.Lock()
+		defer mu.Unlock()
+		if now := time.Now(); now.After(next) {
+			next = now.Add(time.Second)
+			w.env.logger.Info("full walk", "rows_checked", checked, "of", w.chain.Count())
+		}
+	}
+	res, err := w.chain.FullWalk(ctx, nil, progress)
 	if err != nil {
 		return fmt.Errorf("full walk: %w", err)
 	}

@@ -3,13 +3,25 @@
 // read all of it before you run it:
 //
 //	go run verify-ledger.go [flags] EXPORT.jsonl      (- reads standard input; Go 1.25 or later)
+//	go run verify-ledger.go [flags] https://HOST      (URL mode: the host's public endpoints)
 //
 // Flags:
 //
-//	--genesis HASH         the genesis hash you trust (default: the export header's)
-//	--keys FILE            the published keys you trust, {"keys":[…]} (default: the export header's)
+//	--genesis HASH         the genesis hash you trust (default: the export header's, or the host's)
+//	--keys FILE            the published keys you trust, {"keys":[…]} (default: the export header's, or the host's)
 //	--checkpoint SIZE:HASH a checkpoint you kept from an earlier run; the chain must extend it
+//	--max-age DURATION     URL mode: the oldest generated_at accepted as fresh (default 2m)
 //	--json                 print the verdict as JSON
+//
+// In URL mode it reads three public endpoints of the host: /api/chain/status
+// (keys and genesis), /api/ledger/strict-table (every row's public metadata,
+// in the export's block format) and /api/ledger/verify (the verdict the host
+// reports). It recomputes the verdict itself from the rows, then fails if the
+// host's own verdict disagrees, or if any response's generated_at is missing
+// or further than --max-age from this machine's clock: a live endpoint that
+// repeats an old timestamp is drift, not proof. Keys and genesis fetched from
+// the same host only prove the host agrees with itself; pin them with --keys
+// and --genesis from a source you trust.
 //
 // An export is JSONL. The first line is a header:
 //
@@ -53,11 +65,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -113,9 +127,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	genesis := fs.String("genesis", "", "trusted genesis hash (default: the export header's)")
 	keysFile := fs.String("keys", "", "trusted keys file, {\"keys\":[...]} (default: the export header's)")
 	checkpoint := fs.String("checkpoint", "", "checkpoint SIZE:HASH from an earlier run that the chain must extend")
+	maxAge := fs.Duration("max-age", 2*time.Minute, "URL mode: the oldest generated_at accepted as fresh")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--json] EXPORT.jsonl")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *maxAge <= 0 {
+		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--max-age DURATION] [--json] EXPORT.jsonl|https://HOST")
 		return 64
 	}
 	cpSize, cpHash, err := parseCheckpoint(*checkpoint)
@@ -123,7 +138,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "verify-ledger: --genesis must be 64 lowercase hex digits and --checkpoint SIZE:HASH")
 		return 64
 	}
-	hdr, rows, err := readExport(fs.Arg(0), stdin)
+	var hdr header
+	var rows []block
+	var srv *served
+	if isURL(fs.Arg(0)) {
+		hdr, rows, srv, err = fetchHost(fs.Arg(0))
+	} else {
+		hdr, rows, err = readExport(fs.Arg(0), stdin)
+	}
 	if err == nil && *keysFile != "" {
 		hdr.Keys, err = readKeys(*keysFile)
 	}
@@ -139,6 +161,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		*genesis = hdr.GenesisHash
 	}
 	v := verify(rows, keys, *genesis, hdr.DocumentedSeams, cpSize, cpHash)
+	if srv != nil {
+		v = compareWithHost(v, srv, time.Now(), *maxAge)
+	}
 	printVerdict(stdout, v, *asJSON)
 	if v.pass() {
 		return 0
@@ -146,8 +171,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// openSource opens the export. A later version adds the URL mode here
-// (verify-ledger https://host fetches the host's export).
+// openSource opens the export.
 func openSource(arg string, stdin io.Reader) (io.ReadCloser, error) {
 	if arg == "-" {
 		return io.NopCloser(stdin), nil
@@ -372,6 +396,7 @@ type verdict struct {
 	Head                    string   `json:"head"`
 	Checkpoint              string   `json:"checkpoint"` // keep it for --checkpoint next time
 	Rows                    int      `json:"rows_checked"`
+	Server                  *served  `json:"server,omitempty"` // URL mode: what the host reported
 	verdicts                []string
 }
 
@@ -488,7 +513,7 @@ func verify(rows []block, keys map[string]pinnedKey, genesis string, seams []sea
 // (spine, checkpoint, invalid rows, undocumented breaks).
 func (v *verdict) finish() *verdict {
 	v.Status, v.Verdict = "ok", "PASS"
-	for _, name := range []string{"FAIL_EMPTY_CHAIN", "FAIL_GENESIS_MISMATCH", "FAIL_CANONICAL_SPINE_BROKEN", "FAIL_CHECKPOINT_NOT_EXTENDED", "FAIL_STRICT_TABLE_INVALID_ROW", "FAIL_UNDOCUMENTED_STRICT_BREAK"} {
+	for _, name := range []string{"FAIL_EMPTY_CHAIN", "FAIL_GENESIS_MISMATCH", "FAIL_CANONICAL_SPINE_BROKEN", "FAIL_CHECKPOINT_NOT_EXTENDED", "FAIL_STRICT_TABLE_INVALID_ROW", "FAIL_UNDOCUMENTED_STRICT_BREAK", "FAIL_HOST_DISAGREES", "FAIL_STALE_RESPONSE"} {
 		for _, got := range v.verdicts {
 			if got == name && v.Status == "ok" {
 				v.Status, v.Verdict = "fail", name
@@ -515,12 +540,136 @@ func printVerdict(w io.Writer, v *verdict, asJSON bool) {
 	}
 	fmt.Fprintf(w, "  rows checked                 %d\n  head                         %s\n", v.Rows, v.Head)
 	fmt.Fprintf(w, "  checkpoint                   %s (keep it; pass --checkpoint next time)\n", v.Checkpoint)
+	if v.Server != nil {
+		fmt.Fprintf(w, "  host verdict                 %s (canonical_spine_valid %v)\n", v.Server.Verdict, v.Server.CanonicalSpineValid)
+		fmt.Fprintf(w, "  host generated_at            %s\n", strings.Join(v.Server.GeneratedAt, ", "))
+	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
 	for _, f := range v.Failures {
 		fmt.Fprintf(w, "  FAIL %s\n", f)
 	}
+}
+
+// served is what the host says about itself in URL mode.
+type served struct {
+	Verdict                 string   `json:"verdict"`
+	CanonicalSpineValid     bool     `json:"canonical_spine_valid"`
+	StrictTableValid        bool     `json:"strict_table_valid"`
+	StrictTableBreakAtBlock *int64   `json:"strict_table_break_at_block"`
+	GeneratedAt             []string `json:"generated_at"` // of each response, in the order fetched
+	generated               []time.Time
+	endpoints               []string
+}
+
+func isURL(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") }
+
+// fetchHost reads the host's public endpoints. The rows are decoded as
+// strictly as an export's lines.
+func fetchHost(base string) (header, []block, *served, error) {
+	base = strings.TrimSuffix(base, "/")
+	var hdr header
+	srv := &served{}
+	var status struct {
+		Keys    []key `json:"keys"`
+		Genesis struct {
+			Hash string `json:"hash"`
+		} `json:"genesis"`
+	}
+	var table struct {
+		Rows            []json.RawMessage `json:"rows"`
+		DocumentedSeams []seam            `json:"documented_seams"`
+	}
+	var reported struct {
+		Verdict                 string `json:"verdict"`
+		CanonicalSpineValid     bool   `json:"canonical_spine_valid"`
+		StrictTableValid        bool   `json:"strict_table_valid"`
+		StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
+	}
+	for _, get := range []struct {
+		path string
+		into any
+	}{{"/api/chain/status", &status}, {"/api/ledger/strict-table", &table}, {"/api/ledger/verify", &reported}} {
+		at, err := fetchJSON(base+get.path, get.into)
+		if err != nil {
+			return hdr, nil, nil, err
+		}
+		srv.endpoints = append(srv.endpoints, get.path)
+		srv.generated = append(srv.generated, at)
+	}
+	srv.Verdict, srv.CanonicalSpineValid = reported.Verdict, reported.CanonicalSpineValid
+	srv.StrictTableValid, srv.StrictTableBreakAtBlock = reported.StrictTableValid, reported.StrictTableBreakAtBlock
+	hdr.Keys, hdr.GenesisHash, hdr.DocumentedSeams = status.Keys, status.Genesis.Hash, table.DocumentedSeams
+	members := []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses"}
+	rows := make([]block, len(table.Rows))
+	for i, raw := range table.Rows {
+		if err := decodeStrict(raw, &rows[i], members...); err != nil {
+			return hdr, nil, nil, fmt.Errorf("%s: row %d: %w", base+"/api/ledger/strict-table", i, err)
+		}
+	}
+	return hdr, rows, srv, nil
+}
+
+// fetchJSON GETs one endpoint into v and returns its generated_at (zero
+// when absent).
+func fetchJSON(url string, v any) (time.Time, error) {
+	client := &http.Client{Timeout: 30 * time.Second}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return time.Time{}, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "verify-ledger")
+	resp, err := client.Do(req)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return time.Time{}, fmt.Errorf("%s: HTTP %d: %.200s", url, resp.StatusCode, body)
+	}
+	if !utf8.Valid(body) {
+		return time.Time{}, fmt.Errorf("%s: invalid UTF-8", url)
+	}
+	var fresh struct {
+		GeneratedAt time.Time `json:"generated_at"`
+	}
+	if err := json.Unmarshal(body, &fresh); err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", url, err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", url, err)
+	}
+	return fresh.GeneratedAt, nil
+}
+
+// compareWithHost fails the verdict when the host reports another one, or
+// when a response is not fresh.
+func compareWithHost(v *verdict, srv *served, now time.Time, maxAge time.Duration) *verdict {
+	v.Server = srv
+	for i, at := range srv.generated {
+		srv.GeneratedAt = append(srv.GeneratedAt, at.UTC().Format(time.RFC3339))
+		switch {
+		case at.IsZero():
+			v.fail("FAIL_STALE_RESPONSE", srv.endpoints[i]+" carries no generated_at: drift")
+		case now.Sub(at) > maxAge || at.Sub(now) > maxAge:
+			v.fail("FAIL_STALE_RESPONSE", fmt.Sprintf("%s generated_at %s is %s from now: drift", srv.endpoints[i], at.UTC().Format(time.RFC3339), now.Sub(at).Round(time.Second)))
+		}
+	}
+	same := srv.Verdict == v.Verdict && srv.CanonicalSpineValid == v.CanonicalSpineValid && srv.StrictTableValid == v.StrictTableValid &&
+		(srv.StrictTableBreakAtBlock == nil) == (v.StrictTableBreakAtBlock == nil) &&
+		(srv.StrictTableBreakAtBlock == nil || *srv.StrictTableBreakAtBlock == *v.StrictTableBreakAtBlock)
+	if !same {
+		v.fail("FAIL_HOST_DISAGREES", fmt.Sprintf("the host reports %s (canonical_spine_valid %v), the rows give %s (canonical_spine_valid %v)",
+			srv.Verdict, srv.CanonicalSpineValid, v.Verdict, v.CanonicalSpineValid))
+	}
+	// Re-name the verdict: a failure found here may outrank a pass.
+	return v.finish()
 }
 
 func parseCheckpoint(s string) (int64, string, error) {
