@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/live/reload"
 )
 
@@ -69,6 +70,9 @@ type Server struct {
 	static   *staticSite
 	clientIP *clientIPs
 	log      *slog.Logger
+
+	verdictJSON jsonMemo[ledger.Verdict, ledger.Verdict] // /api/ledger/verify's document
+	statusJSON  jsonMemo[statusInputs, ChainState]       // /api/chain/status's document
 
 	started   time.Time
 	pulses    atomic.Int64

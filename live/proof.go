@@ -35,7 +35,10 @@ var errNotVerified = problem(http.StatusServiceUnavailable, "unavailable", "the 
 type VerdictResponse struct {
 	ledger.Verdict
 	Fresh
+	doc []byte // the Verdict's encoding, when the handler has it (see jsonMemo)
 }
+
+func (r VerdictResponse) encoded() ([]byte, time.Time) { return r.doc, r.GeneratedAt }
 
 // TableResponse is the strict table of spec 2.2: every row in index order,
 // the documented seams included, public metadata only.
@@ -79,6 +82,16 @@ func blockRef(b ledger.Block) *BlockRef {
 // ChainStatus is spec 2.3: where the chain stands, its published keys and
 // how fresh the verification is.
 type ChainStatus struct {
+	ChainState
+	Fresh
+	doc []byte // the ChainState's encoding, when the handler has it (see jsonMemo)
+}
+
+func (st ChainStatus) encoded() ([]byte, time.Time) { return st.doc, st.GeneratedAt }
+
+// ChainState is a ChainStatus without its generation time: it changes only
+// with the chain (and the day).
+type ChainState struct {
 	Status              string                `json:"status" enum:"ok,failing,verifying"`
 	Day                 int64                 `json:"day" doc:"Days since the genesis block"`
 	Head                *BlockRef             `json:"head"`
@@ -89,7 +102,6 @@ type ChainStatus struct {
 	Checkpoint          *ledger.Checkpoint    `json:"checkpoint" doc:"Keep it: a later chain must extend it (verify-ledger --checkpoint)"`
 	Keys                []ledger.PublishedKey `json:"keys" doc:"Writer and witness keys; pin them"`
 	LastFullWalkAt      *time.Time            `json:"last_full_walk_at"`
-	Fresh
 }
 
 // LatestState is the latest public chain state on the API origin.
@@ -111,7 +123,9 @@ func (d *definition) registerProof() {
 		if !ok {
 			return VerdictResponse{}, errNotVerified
 		}
-		return VerdictResponse{Verdict: v, Fresh: fresh()}, nil
+		// On an error doc is nil: huma encodes the response itself, and reports it.
+		v, doc, _ := s.verdictJSON.get(v, func(v ledger.Verdict) ledger.Verdict { return v })
+		return VerdictResponse{Verdict: v, Fresh: fresh(), doc: doc}, nil
 	})
 
 	table := func(ctx context.Context, q *TableQuery) (*reply[TableResponse], error) {
@@ -178,16 +192,38 @@ func (s *Server) strictTable(ctx context.Context) (*reply[TableResponse], error)
 
 func (s *Server) chainStatus() ChainStatus {
 	now := time.Now()
-	st := ChainStatus{Status: "verifying", Day: s.chain.Day(now), Head: blockRef(s.chain.Head()), Genesis: blockRef(s.chain.Genesis()),
-		Blocks: s.chain.Count(), Keys: s.chain.Keys().Published()}
-	if v, ok := s.chain.Verdict(); ok {
+	// On an error doc is nil: huma encodes the status itself, and reports it.
+	state, doc, _ := s.statusJSON.get(s.statusInputs(now), chainState)
+	return ChainStatus{ChainState: state, Fresh: Fresh{GeneratedAt: now.UTC()}, doc: doc}
+}
+
+// statusInputs is everything a ChainState is computed from.
+type statusInputs struct {
+	day           int64
+	head, genesis ledger.Block
+	count         int64
+	keys          ledger.KeySet
+	verdict       ledger.Verdict
+	verified      bool // verdict is set: the first full walk has run
+}
+
+func (s *Server) statusInputs(now time.Time) statusInputs {
+	v, ok := s.chain.Verdict()
+	return statusInputs{day: s.chain.Day(now), head: s.chain.Head(), genesis: s.chain.Genesis(), count: s.chain.Count(),
+		keys: s.chain.Keys(), verdict: v, verified: ok}
+}
+
+// chainState computes the chain status from its inputs.
+func chainState(in statusInputs) ChainState {
+	st := ChainState{Status: "verifying", Day: in.day, Head: blockRef(in.head), Genesis: blockRef(in.genesis),
+		Blocks: in.count, Keys: in.keys.Published()}
+	if v := in.verdict; in.verified {
 		st.Status = "failing"
 		if v.Pass() {
 			st.Status = "ok"
 		}
 		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &v.CanonicalSpineValid, v.Verdict, v.Checkpoint, v.LastFullWalkAt
 	}
-	st.Fresh = Fresh{GeneratedAt: now.UTC()}
 	return st
 }
 
