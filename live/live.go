@@ -224,16 +224,16 @@ func (s *Server) heartbeat(ctx context.Context) {
 }
 
 func securityHeaders(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
-	c.Set(fiber.HeaderReferrerPolicy, "strict-origin-when-cross-origin")
-	c.Set(fiber.HeaderXFrameOptions, "DENY")
+	nosniffHeader.set(c)
+	referrerPolicyHeader.set(c)
+	frameDenyHeader.set(c)
 	return c.Next()
 }
 
 // noStore marks every API response, errors included, as not cacheable: it
 // is true only at the moment it was generated.
 func noStore(c *fiber.Ctx) error {
-	c.Set(fiber.HeaderCacheControl, "no-store")
+	noStoreHeader.set(c)
 	return c.Next()
 }
 
