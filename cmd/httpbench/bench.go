@@ -83,7 +83,7 @@ func startServers(ctx context.Context, cfg config, w workDirs, nginx string, std
 		return s, stop, err
 	}
 	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-	s = servers{proofsite: "http://" + addr(0), bare: "http://" + addr(1), nginx: "http://" + addr(2)}
+	s = servers{proofsite: server{url: "http://" + addr(0)}, bare: server{url: "http://" + addr(1)}, nginx: server{url: "http://" + addr(2)}}
 
 	// Both Go servers get the same GOMAXPROCS, whatever the environment says.
 	goEnv := append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cfg.gomaxprocs))
@@ -97,27 +97,29 @@ func startServers(ctx context.Context, cfg config, w workDirs, nginx string, std
 	}
 	for _, sv := range []struct {
 		name  string
+		srv   *server
 		env   []string
 		argv  []string
 		ready string
 		wait  time.Duration
 	}{
-		{"proofsite", goEnv, []string{cfg.bin, "serve", "--data", w.data, "--public", w.public, "--content", cfg.content, "--addr", addr(0)},
-			s.proofsite + "/api/health", time.Minute},
-		{"bare-fiber", goEnv, []string{self, bareFiberCmd, "--addr", addr(1)}, s.bare + barePath, 10 * time.Second},
-		{"nginx", os.Environ(), nginxArgv(nginx, w.nginx, conf), s.nginx + pagePath, 10 * time.Second},
+		{"proofsite", &s.proofsite, goEnv, []string{cfg.bin, "serve", "--data", w.data, "--public", w.public, "--content", cfg.content, "--addr", addr(0)},
+			s.proofsite.url + "/api/health", time.Minute},
+		{"bare-fiber", &s.bare, goEnv, []string{self, bareFiberCmd, "--addr", addr(1)}, s.bare.url + barePath, 10 * time.Second},
+		{"nginx", &s.nginx, os.Environ(), nginxArgv(nginx, w.nginx, conf), s.nginx.url + pagePath, 10 * time.Second},
 	} {
 		p, err := startProc(sv.name, filepath.Join(w.logs, sv.name+".log"), sv.env, sv.argv...)
 		if err != nil {
 			return s, stop, err
 		}
 		procs = append(procs, p)
+		sv.srv.pgid = p.pgid()
 		if err := p.waitReady(ctx, sv.ready, sv.wait); err != nil {
 			return s, stop, err
 		}
 	}
 	fmt.Fprintf(stderr, "httpbench: proofsite on %s, bare fiber on %s, nginx on %s (GOMAXPROCS=%d for both Go servers)\n",
-		s.proofsite, s.bare, s.nginx, cfg.gomaxprocs)
+		s.proofsite.url, s.bare.url, s.nginx.url, cfg.gomaxprocs)
 	return s, stop, nil
 }
 
@@ -159,7 +161,14 @@ func preflight(ctx context.Context, targets []*target) error {
 // kept in the logs folder.
 func measure(ctx context.Context, cfg config, wrk string, w workDirs, targets []*target, stderr io.Writer) error {
 	load := func(t *target, d time.Duration, tag string) (wrkResult, error) {
-		res, out, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url})
+		before, statErr := readCPUStat()
+		serverBefore := groupTicks(t.pgid)
+		res, out, wrkCPU, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url})
+		res.OthersCPU = -1
+		if after, err := readCPUStat(); err == nil && statErr == nil {
+			ours := groupTicks(t.pgid) - serverBefore + int64(wrkCPU/clockTick)
+			res.OthersCPU = othersShare(before, after, ours)
+		}
 		if werr := os.WriteFile(filepath.Join(w.logs, "wrk-"+tag+"-"+t.name+".txt"), []byte(out), 0o644); werr != nil && err == nil {
 			err = werr
 		}
@@ -188,8 +197,8 @@ func measure(ctx context.Context, cfg config, wrk string, w workDirs, targets []
 			if !res.clean() {
 				errs = fmt.Sprintf("  (%d non-2xx, %d socket errors)", res.Non2xx, res.SocketErrors)
 			}
-			fmt.Fprintf(stderr, "httpbench: round %d/%d %-17s %9.0f req/s  p99 %s%s\n",
-				r+1, cfg.rounds, t.name, res.RequestsPerSec, fmtMillis(res.P99), errs)
+			fmt.Fprintf(stderr, "httpbench: round %d/%d %-17s %9.0f req/s  p99 %-10s others %s%s\n",
+				r+1, cfg.rounds, t.name, res.RequestsPerSec, fmtMillis(res.P99), fmtShare(res.OthersCPU), errs)
 		}
 	}
 	return nil

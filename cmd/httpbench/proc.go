@@ -47,6 +47,9 @@ func startProc(name, logPath string, env []string, argv ...string) (*proc, error
 	return p, nil
 }
 
+// pgid is the process group the process leads, with anything it started.
+func (p *proc) pgid() int { return p.cmd.Process.Pid }
+
 // stop asks the process group to terminate, and kills it after grace.
 func (p *proc) stop(grace time.Duration) error {
 	select {
@@ -54,7 +57,7 @@ func (p *proc) stop(grace time.Duration) error {
 		return nil
 	default:
 	}
-	pgid := p.cmd.Process.Pid
+	pgid := p.pgid()
 	syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-p.done:

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,7 +103,7 @@ func writeReport(w io.Writer, cfg config, sums []summary, targets []*target, f f
 			bar = fmt.Sprintf("≥ %.2fx", s.t.minRatio)
 		}
 		if s.t.maxP99 > 0 {
-			bar += fmt.Sprintf(", p99 < %g ms", float64(s.t.maxP99)/float64(time.Millisecond))
+			bar += ", p99 < " + fmtBar(s.t.maxP99)
 		}
 		if !s.pass {
 			result = "FAIL: " + s.note
@@ -111,8 +112,15 @@ func writeReport(w io.Writer, cfg config, sums []summary, targets []*target, f f
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", s.t.label, s.t.server, thousands(s.rps), fmtMillis(s.p99), vs, bar, result)
 	}
+	for _, s := range sums {
+		if b := s.t.baseline; b != nil && s.t.maxP99 > 0 && medianP99(b.results) >= s.t.maxP99 {
+			fmt.Fprintf(w, "\nThe %s baseline's own p99 (%s) is over the %s bar in this run: the latency bar measured the machine, not %s.\n",
+				b.short, fmtMillis(medianP99(b.results)), fmtBar(s.t.maxP99), s.t.server)
+			break
+		}
+	}
 
-	fmt.Fprintf(w, "\nEvery round (req/s, p99):\n\n| target |")
+	fmt.Fprintf(w, "\nEvery round (req/s, p99, share of the machine's CPU other processes used meanwhile):\n\n| target |")
 	for r := range cfg.rounds {
 		fmt.Fprintf(w, " round %d |", r+1)
 	}
@@ -120,16 +128,40 @@ func writeReport(w io.Writer, cfg config, sums []summary, targets []*target, f f
 	for _, t := range targets {
 		fmt.Fprintf(w, "| %s (%s) |", t.label, t.server)
 		for _, r := range t.results {
-			fmt.Fprintf(w, " %s, %s |", thousands(r.RequestsPerSec), fmtMillis(r.P99))
+			fmt.Fprintf(w, " %s, %s, %s |", thousands(r.RequestsPerSec), fmtMillis(r.P99), fmtShare(r.OthersCPU))
 		}
 		fmt.Fprintln(w)
 	}
 
 	fmt.Fprintf(w, "\n- machine: %s, %d cores, Linux %s; wrk, the servers and the harness share these cores on loopback, nothing pinned\n", f.cpu, f.cores, f.kernel)
 	fmt.Fprintf(w, "- load average (1, 5, 15 min): %s before the servers started, %s after the last round\n", f.loadBefore, f.loadAfter)
+	var others []float64
+	for _, t := range targets {
+		for _, r := range t.results {
+			if r.OthersCPU >= 0 {
+				others = append(others, r.OthersCPU)
+			}
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(w, "- other processes used %s of the machine's CPU during a median run (%s at most)\n", fmtShare(median(others)), fmtShare(slices.Max(others)))
+	}
 	fmt.Fprintf(w, "- proofsite %s built with %s; bare fiber and proofsite both at GOMAXPROCS=%d, prefork off\n", f.commit, f.goVersion, cfg.gomaxprocs)
 	fmt.Fprintf(w, "- %s; %s, worker_processes auto, access_log off, sendfile on\n", f.wrk, f.nginx)
 	fmt.Fprintf(w, "- run at %s\n", f.when.Format(time.RFC3339))
+}
+
+// fmtShare prints a share as a percentage, or "n/a" when negative.
+func fmtShare(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f%%", v*100)
+}
+
+// fmtBar prints a latency bar in milliseconds: "10 ms".
+func fmtBar(d time.Duration) string {
+	return fmt.Sprintf("%g ms", float64(d)/float64(time.Millisecond))
 }
 
 // fmtMillis prints a latency in milliseconds: "8.21 ms".

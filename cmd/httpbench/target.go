@@ -13,6 +13,7 @@ type target struct {
 	server   string        // what answers it
 	short    string        // what the table calls it as a baseline
 	url      string        // full URL on loopback
+	pgid     int           // process group of the server that answers
 	static   bool          // serves the static page: its body is checked
 	baseline *target       // what it is compared with; nil for a baseline
 	minRatio float64       // of the baseline's median requests/s
@@ -20,21 +21,27 @@ type target struct {
 	results  []wrkResult   // one per round
 }
 
-// servers are the base URLs of the three servers of one run.
-type servers struct{ proofsite, bare, nginx string }
+// server is one running server: its base URL and its process group.
+type server struct {
+	url  string
+	pgid int
+}
+
+// servers are the three servers of one run.
+type servers struct{ proofsite, bare, nginx server }
 
 // newTargets returns the targets in table order: each baseline comes just
 // before or after what is compared with it.
 func newTargets(s servers) []*target {
-	bare := &target{name: "bare", label: "bare fiber JSON `" + barePath + "`", server: "fiber, no middleware", short: "bare fiber", url: s.bare + barePath}
-	nginx := &target{name: "static-nginx", label: "10 KB static page", server: "nginx", short: "nginx", url: s.nginx + pagePath, static: true}
+	bare := &target{name: "bare", label: "bare fiber JSON `" + barePath + "`", server: "fiber, no middleware", short: "bare fiber", url: s.bare.url + barePath, pgid: s.bare.pgid}
+	nginx := &target{name: "static-nginx", label: "10 KB static page", server: "nginx", short: "nginx", url: s.nginx.url + pagePath, pgid: s.nginx.pgid, static: true}
 	return []*target{
 		bare,
-		{name: "verify", label: "`/api/ledger/verify`", server: "proofsite", url: s.proofsite + "/api/ledger/verify",
+		{name: "verify", label: "`/api/ledger/verify`", server: "proofsite", url: s.proofsite.url + "/api/ledger/verify", pgid: s.proofsite.pgid,
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
-		{name: "status", label: "`/api/chain/status`", server: "proofsite", url: s.proofsite + "/api/chain/status",
+		{name: "status", label: "`/api/chain/status`", server: "proofsite", url: s.proofsite.url + "/api/chain/status", pgid: s.proofsite.pgid,
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
-		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite + pagePath, static: true,
+		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite.url + pagePath, pgid: s.proofsite.pgid, static: true,
 			baseline: nginx, minRatio: 0.8},
 		nginx,
 	}
@@ -71,7 +78,7 @@ func summarize(t *target) summary {
 		}
 	}
 	if t.maxP99 > 0 && s.p99 >= t.maxP99 {
-		fails = append(fails, fmt.Sprintf("p99 not under %s", t.maxP99))
+		fails = append(fails, "p99 not under "+fmtBar(t.maxP99))
 	}
 	if len(fails) > 0 {
 		s.pass, s.note = false, strings.Join(fails, "; ")

@@ -28,7 +28,7 @@ func TestSummarize(t *testing.T) {
 		{"at the bar", rounds(ms, 100, 90, 110), rounds(2*ms, 50, 40, 60), 0.5, true, ""},
 		{"under the bar", rounds(ms, 100, 100, 100), rounds(2*ms, 49, 49, 49), 0.49, false, "ratio under 0.50x"},
 		{"medians, not means", rounds(ms, 100, 100, 1000), rounds(2*ms, 60, 5, 60), 0.6, true, ""},
-		{"p99 at the bar fails", rounds(ms, 100), rounds(10*ms, 90), 0.9, false, "p99 not under 10ms"},
+		{"p99 at the bar fails", rounds(ms, 100), rounds(10*ms, 90), 0.9, false, "p99 not under 10 ms"},
 		{"errors fail", rounds(ms, 100), []wrkResult{{RequestsPerSec: 90, P99: ms, Non2xx: 3, SocketErrors: 1}}, 0.9, false, "3 non-2xx, 1 socket errors"},
 		{"baseline errors fail", []wrkResult{{RequestsPerSec: 100, P99: ms, SocketErrors: 2}}, rounds(ms, 90), 0.9, false, "baseline had errors"},
 		{"no baseline rate", rounds(ms, 0), rounds(ms, 90), 0, false, "ratio under 0.50x"},
@@ -60,17 +60,18 @@ func TestSummarizeBaseline(t *testing.T) {
 }
 
 func TestNewTargets(t *testing.T) {
-	ts := newTargets(servers{proofsite: "http://127.0.0.1:1", bare: "http://127.0.0.1:2", nginx: "http://127.0.0.1:3"})
+	ts := newTargets(servers{proofsite: server{"http://127.0.0.1:1", 11}, bare: server{"http://127.0.0.1:2", 12}, nginx: server{"http://127.0.0.1:3", 13}})
 	want := map[string]struct {
 		url, baseline string
+		pgid          int
 		ratio         float64
 		p99           time.Duration
 	}{
-		"bare":             {"http://127.0.0.1:2/json", "", 0, 0},
-		"verify":           {"http://127.0.0.1:1/api/ledger/verify", "bare", 0.5, 10 * time.Millisecond},
-		"status":           {"http://127.0.0.1:1/api/chain/status", "bare", 0.5, 10 * time.Millisecond},
-		"static-proofsite": {"http://127.0.0.1:1/bench/page-10k.html", "static-nginx", 0.8, 0},
-		"static-nginx":     {"http://127.0.0.1:3/bench/page-10k.html", "", 0, 0},
+		"bare":             {"http://127.0.0.1:2/json", "", 12, 0, 0},
+		"verify":           {"http://127.0.0.1:1/api/ledger/verify", "bare", 11, 0.5, 10 * time.Millisecond},
+		"status":           {"http://127.0.0.1:1/api/chain/status", "bare", 11, 0.5, 10 * time.Millisecond},
+		"static-proofsite": {"http://127.0.0.1:1/bench/page-10k.html", "static-nginx", 11, 0.8, 0},
+		"static-nginx":     {"http://127.0.0.1:3/bench/page-10k.html", "", 13, 0, 0},
 	}
 	if len(ts) != len(want) {
 		t.Fatalf("%d targets, want %d", len(ts), len(want))
@@ -85,8 +86,8 @@ func TestNewTargets(t *testing.T) {
 		if tg.baseline != nil {
 			base = tg.baseline.name
 		}
-		if tg.url != w.url || base != w.baseline || tg.minRatio != w.ratio || tg.maxP99 != w.p99 {
-			t.Errorf("%s: url %s, baseline %q, ratio %v, p99 %v; want %+v", tg.name, tg.url, base, tg.minRatio, tg.maxP99, w)
+		if tg.url != w.url || base != w.baseline || tg.pgid != w.pgid || tg.minRatio != w.ratio || tg.maxP99 != w.p99 {
+			t.Errorf("%s: url %s, baseline %q, pgid %d, ratio %v, p99 %v; want %+v", tg.name, tg.url, base, tg.pgid, tg.minRatio, tg.maxP99, w)
 		}
 	}
 }

@@ -19,6 +19,11 @@ type wrkResult struct {
 	P99            time.Duration // the 99% line of --latency
 	Non2xx         int64         // "Non-2xx or 3xx responses:"
 	SocketErrors   int64         // connect + read + write + timeout of "Socket errors:"
+
+	// OthersCPU is the share of the machine's CPU that processes other
+	// than wrk and the server under test used during the run, or -1 when
+	// unknown; measure sets it.
+	OthersCPU float64
 }
 
 // clean reports whether every response was a success and no socket failed.
@@ -39,19 +44,21 @@ func (w wrkRun) args() []string {
 	}
 }
 
-// runWrk runs wrk and parses its report; out is wrk's whole output.
-func runWrk(ctx context.Context, wrk string, w wrkRun) (res wrkResult, out string, err error) {
+// runWrk runs wrk and parses its report; out is wrk's whole output and
+// cpu the CPU time wrk itself used.
+func runWrk(ctx context.Context, wrk string, w wrkRun) (res wrkResult, out string, cpu time.Duration, err error) {
 	cmd := exec.CommandContext(ctx, wrk, w.args()...)
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		return wrkResult{}, buf.String(), fmt.Errorf("wrk %s: %w: %s", w.url, err, strings.TrimSpace(buf.String()))
+		return wrkResult{}, buf.String(), 0, fmt.Errorf("wrk %s: %w: %s", w.url, err, strings.TrimSpace(buf.String()))
 	}
+	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	res, err = parseWrk(buf.String())
 	if err != nil {
-		return wrkResult{}, buf.String(), fmt.Errorf("wrk %s: %w", w.url, err)
+		return wrkResult{}, buf.String(), 0, fmt.Errorf("wrk %s: %w", w.url, err)
 	}
-	return res, buf.String(), nil
+	return res, buf.String(), cpu, nil
 }
 
 // parseWrk reads the report wrk 4 prints with --latency:
