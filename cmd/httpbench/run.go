@@ -46,6 +46,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	pass, err := bench(ctx, cfg, stdout, stderr)
+	if err != nil && ctx.Err() != nil {
+		fmt.Fprintln(stderr, "httpbench: interrupted; every process it started was stopped")
+		return exitFailure
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "httpbench: %v\n", err)
 		return exitFailure

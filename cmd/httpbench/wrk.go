@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -48,6 +49,7 @@ func (w wrkRun) args() []string {
 // cpu the CPU time wrk itself used.
 func runWrk(ctx context.Context, wrk string, w wrkRun) (res wrkResult, out string, cpu time.Duration, err error) {
 	cmd := exec.CommandContext(ctx, wrk, w.args()...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // if the harness dies
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
