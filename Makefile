@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-ledger bench-http fuzz-ledger clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
 run: $(BIN)
@@ -55,7 +55,7 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-ledger bench-http
+bench: bench-site bench-ledger bench-http
 
 ## bench-ledger: durable appends/s, incremental verify per append, raw crypto
 ## rate, and full walks of 100k and 1M stored blocks against that raw rate
@@ -66,24 +66,41 @@ bench-ledger:
 
 ## bench-http: requests/s and p99 of the live edge under wrk on loopback,
 ## against a bare fiber JSON handler and nginx serving the same 10 KB page,
-## measured in the same run (installs wrk and nginx from Debian when
-## missing; the table and every log go to bench/out/http).
-## More rounds or longer runs: make bench-http HTTPBENCH_FLAGS='--rounds 5'
-HTTPBENCH_FLAGS ?=
+## measured in the same run; prints a markdown report. Work files, logs and
+## results.md go to bench/out/http/ (ignored). Pass flags with
+## HTTPBENCH_FLAGS="--rounds 5"; "go run ./cmd/httpbench -h" lists them.
 bench-http: $(BIN)
 	@if ! command -v wrk >/dev/null || ! PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null; then \
-		apt-get install -y wrk nginx || { apt-get update && apt-get install -y wrk nginx; }; fi
+		echo "wrk or nginx not found; installing Debian's packages"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq wrk nginx || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq wrk nginx; }; fi
 	$(GO) build -o bin/httpbench ./cmd/httpbench
 	bin/httpbench --bin $(BIN) --work bench/out/http $(HTTPBENCH_FLAGS)
 
 ## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s
 fuzz-ledger:
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzHeaderPreimage$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) ./ledger
-	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalize$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzHeaderPreimage$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+
+## fuzz-gate: run the gate's authorization-parser fuzz targets for FUZZTIME each
+fuzz-gate:
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./ledger/gate
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeAuthorization$$' -fuzztime $(FUZZTIME) ./ledger/gate
+
+## bench-site: full and incremental builds of 1,000/5,000 generated pages,
+## proofsite against Hugo; prints a markdown report. Work files go to
+## bench/out/site/ (ignored). Pass flags with BENCH_FLAGS="-runs 9 -keep";
+## "go run ./cmd/sitebench -h" lists them.
+bench-site: $(BIN)
+	@command -v hugo >/dev/null 2>&1 || { \
+		echo "hugo not found; installing Debian's package"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq hugo; }
+	$(GO) run ./cmd/sitebench $(BENCH_FLAGS)
 
 clean:
 	rm -rf bin public/* data

@@ -11,6 +11,8 @@ require (
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/gowebpki/jcs v1.0.2
+	github.com/pb33f/libopenapi v0.34.0
+	github.com/pb33f/libopenapi-validator v0.13.0
 	github.com/valyala/fasthttp v1.69.0
 	github.com/yuin/goldmark v1.8.7
 	golang.org/x/sys v0.48.0
@@ -43,8 +45,6 @@ require (
 	github.com/mattn/go-runewidth v0.0.20 // indirect
 	github.com/natefinch/atomic v1.0.1 // indirect
 	github.com/pb33f/jsonpath v0.8.1 // indirect
-	github.com/pb33f/libopenapi v0.34.0 // indirect
-	github.com/pb33f/libopenapi-validator v0.13.0 // indirect
 	github.com/pb33f/ordered-map/v2 v2.3.0 // indirect
 	github.com/philhofer/fwd v1.1.3-0.20240916144458-20a13a1f6b7c // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect

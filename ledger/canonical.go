@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
@@ -20,9 +23,12 @@ const maxDepth = 512
 // data. Before handing the text to the JCS library it applies the stricter
 // rules this ledger needs (ARCHITECTURE §7): it rejects invalid UTF-8
 // (ErrInvalidUTF8), \u escapes naming a lone surrogate (ErrLoneSurrogate),
-// duplicate object keys after unescaping (ErrDuplicateKey), integer literals
-// beyond ±(2^53−1) (ErrIntegerRange; encode such values, nanosecond times for
-// example, as strings) and anything RFC 8259 does not allow (ErrInvalidJSON).
+// duplicate object keys after unescaping (ErrDuplicateKey), numbers beyond
+// ±(2^53−1) (ErrIntegerRange: every double that large is an integer that
+// cannot be represented exactly, whether written 9007199254740993 or 1E30;
+// encode such values, nanosecond times for example, as strings) and
+// anything RFC 8259 does not allow (ErrInvalidJSON). The result is itself
+// accepted and unchanged by Canonicalize.
 func Canonicalize(data []byte) ([]byte, error) {
 	if err := ValidateJSON(data); err != nil {
 		return nil, err
@@ -109,7 +115,7 @@ func (v *validator) value(depth int) error {
 	case c == '[':
 		return v.array(depth)
 	case c == '"':
-		_, err := v.str()
+		_, err := v.str(false)
 		return err
 	case c == '-' || (c >= '0' && c <= '9'):
 		return v.number()
@@ -131,20 +137,20 @@ func (v *validator) object(depth int) error {
 		v.pos++
 		return nil
 	}
-	seen := make(map[string]struct{})
+	var seen []string // objects are small: a slice beats a map
 	for {
 		v.skipSpace()
 		if v.pos >= len(v.data) || v.data[v.pos] != '"' {
 			return v.errorf("expected object key")
 		}
-		key, err := v.str()
+		key, err := v.str(true)
 		if err != nil {
 			return err
 		}
-		if _, dup := seen[key]; dup {
+		if slices.Contains(seen, key) {
 			return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
 		}
-		seen[key] = struct{}{}
+		seen = append(seen, key)
 		v.skipSpace()
 		if v.pos >= len(v.data) || v.data[v.pos] != ':' {
 			return v.errorf("expected ':'")
@@ -203,9 +209,9 @@ func (v *validator) array(depth int) error {
 	}
 }
 
-// str checks a string token and returns its decoded value (used for
-// duplicate-key detection).
-func (v *validator) str() (string, error) {
+// str checks a string token and, when decode is set, returns its decoded
+// value (object keys, for duplicate detection).
+func (v *validator) str(decode bool) (string, error) {
 	v.pos++ // opening quote
 	var out []byte
 	for {
@@ -216,11 +222,16 @@ func (v *validator) str() (string, error) {
 		switch {
 		case c == '"':
 			v.pos++
+			if !decode {
+				return "", nil
+			}
 			return string(out), nil
 		case c < 0x20:
 			return "", v.errorf("control character in string")
 		case c != '\\':
-			out = append(out, c)
+			if decode {
+				out = append(out, c)
+			}
 			v.pos++
 			continue
 		}
@@ -343,6 +354,17 @@ func (v *validator) number() error {
 	}
 	if integer && !safeInteger(v.data[digits:intEnd]) {
 		return fmt.Errorf("%w: %s", ErrIntegerRange, v.data[start:intEnd])
+	}
+	if !integer {
+		// Every double beyond 2^53 is an integer, and RFC 8785 prints
+		// those below 1e21 as plain digits (1E20 becomes
+		// 100000000000000000000), so a float of that size would come out
+		// as an inexact integer literal. Refuse it here too, which keeps
+		// Canonicalize idempotent.
+		f, err := strconv.ParseFloat(string(v.data[start:v.pos]), 64)
+		if err != nil || math.Abs(f) > maxSafeInteger {
+			return fmt.Errorf("%w: %s", ErrIntegerRange, v.data[start:v.pos])
+		}
 	}
 	return nil
 }

@@ -6,26 +6,45 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/gowebpki/jcs"
 )
 
-// The examples of RFC 8785 section 3.2.2, 3.2.3 and appendix B.
+// rfcSample is the example of RFC 8785 section 3.2.2 and its canonical form.
+const (
+	rfcSample = `{
+  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+  "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
+  "literals": [null, true, false]
+}`
+	rfcSampleCanonical = `{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`
+)
+
+// The JCS library itself reproduces the RFC sample; Canonicalize refuses it
+// on purpose because of 1E30 (beyond 2^53), and reproduces it otherwise.
+func TestCanonicalizeRFCSample(t *testing.T) {
+	got, err := jcs.Transform([]byte(rfcSample))
+	if err != nil || string(got) != rfcSampleCanonical {
+		t.Fatalf("jcs.Transform = %s, %v\nwant %s", got, err, rfcSampleCanonical)
+	}
+	if _, err := Canonicalize([]byte(rfcSample)); !errors.Is(err, ErrIntegerRange) {
+		t.Fatalf("Canonicalize(RFC sample) error = %v, want ErrIntegerRange", err)
+	}
+	in := strings.Replace(rfcSample, "1E30", "1E15", 1)
+	want := strings.Replace(rfcSampleCanonical, "1e+30", "1000000000000000", 1)
+	if got, err := Canonicalize([]byte(in)); err != nil || string(got) != want {
+		t.Fatalf("Canonicalize = %s, %v\nwant %s", got, err, want)
+	}
+}
+
+// The examples of RFC 8785 section 3.2.3, and more.
 func TestCanonicalizeRFC8785(t *testing.T) {
 	tests := []struct {
 		desc, in, want string
 	}{
-		{
-			desc: "3.2.2 sample",
-			in: `{
-  "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
-  "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/",
-  "literals": [null, true, false]
-}`,
-			want: `{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`,
-		},
 		{
 			desc: "3.2.3 sorting by UTF-16 code units",
 			in: `{
@@ -44,7 +63,7 @@ func TestCanonicalizeRFC8785(t *testing.T) {
 		{desc: "no escaping of non-ASCII or slash", in: `"\u00e9/\u2028"`, want: "\"é/\u2028\""},
 		{desc: "largest exact integer", in: `[9007199254740991,-9007199254740991]`, want: `[9007199254740991,-9007199254740991]`},
 		{desc: "minus zero", in: `-0`, want: `0`},
-		{desc: "exponent forms are floats", in: `[1e21,1E-7,9.007199254740992e15]`, want: `[1e+21,1e-7,9007199254740992]`},
+		{desc: "exponent forms", in: `[1E-7,9.007199254740991e15,1.5e3,-5e-324]`, want: `[1e-7,9007199254740991,1500,-5e-324]`},
 		{desc: "whitespace", in: " \t\r\n{ \"a\" : [ 1 , 2 ] } \n", want: `{"a":[1,2]}`},
 	}
 	for _, tc := range tests {
@@ -60,8 +79,10 @@ func TestCanonicalizeRFC8785(t *testing.T) {
 	}
 }
 
-// Appendix B of RFC 8785: IEEE 754 values and their canonical text. The
-// values are fed as shortest-roundtrip JSON text.
+// Appendix B of RFC 8785: IEEE 754 values and their canonical text. The JCS
+// library must print every one as the RFC does; Canonicalize, fed the
+// shortest round-trip text, must agree for values within ±(2^53−1) and
+// refuse the rest.
 func TestCanonicalizeNumbersAppendixB(t *testing.T) {
 	tests := []struct{ bits, want string }{
 		{"0000000000000000", "0"},
@@ -99,12 +120,18 @@ func TestCanonicalizeNumbersAppendixB(t *testing.T) {
 			// Always write an exponent so the literal is a float, not an
 			// integer (integers beyond 2^53−1 are refused on purpose).
 			in := strconv.FormatFloat(f, 'e', -1, 64)
-			got, err := Canonicalize([]byte(in))
-			if err != nil {
-				t.Fatalf("Canonicalize(%s): %v", in, err)
+			if got, err := jcs.NumberToJSON(f); err != nil || got != tc.want {
+				t.Errorf("jcs.NumberToJSON(%s) = %s, %v; want %s", in, got, err, tc.want)
 			}
-			if string(got) != tc.want {
-				t.Errorf("Canonicalize(%s) = %s, want %s", in, got, tc.want)
+			got, err := Canonicalize([]byte(in))
+			if math.Abs(f) > maxSafeInteger {
+				if !errors.Is(err, ErrIntegerRange) {
+					t.Errorf("Canonicalize(%s) = %s, %v; want ErrIntegerRange", in, got, err)
+				}
+				return
+			}
+			if err != nil || string(got) != tc.want {
+				t.Errorf("Canonicalize(%s) = %s, %v; want %s", in, got, err, tc.want)
 			}
 		})
 	}
@@ -133,6 +160,10 @@ func TestCanonicalizeRejects(t *testing.T) {
 		{"2^53", `9007199254740992`, ErrIntegerRange},
 		{"-2^53", `-9007199254740992`, ErrIntegerRange},
 		{"huge integer", `[123456789012345678901234567890]`, ErrIntegerRange},
+		{"large float", `1E30`, ErrIntegerRange},
+		{"float just past 2^53", `9007199254740993.0`, ErrIntegerRange},
+		{"float that prints as an integer", `{"x":1E20}`, ErrIntegerRange},
+		{"overflow", `1e400`, ErrIntegerRange},
 		{"leading zero", `01`, ErrInvalidJSON},
 		{"plus sign", `+1`, ErrInvalidJSON},
 		{"bare fraction", `.5`, ErrInvalidJSON},
@@ -232,7 +263,7 @@ func FuzzHeaderPreimage(f *testing.F) {
 	f.Add(int64(0), "2025-01-06T09:00:00Z", "genesis", "ed25519:00")
 	f.Add(int64(153), "\u2028", "\"\\\x01", "é😀")
 	f.Fuzz(func(t *testing.T, index int64, ts, kind, writer string) {
-		if index < 0 || index > maxSafeInteger || !utf8.ValidString(ts+kind+writer) {
+		if index < 0 || index > maxSafeInteger || !utf8.ValidString(ts) || !utf8.ValidString(kind) || !utf8.ValidString(writer) {
 			return
 		}
 		checkPreimage(t, Header{Index: index, Timestamp: ts, Kind: kind, Writer: KeyID(writer), PayloadHash: Hash{9}})

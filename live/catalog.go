@@ -25,6 +25,7 @@ var staticSurfaces = []staticSurface{
 	{"/gate.html", "text/html", "The gate: authorization model, capability board, real today versus roadmap", "Gate discovery"},
 	{"/products/gate/README.md", "text/markdown", "Public gate kit (CC0)", "Gate discovery"},
 	{"/products/gate/PRODUCT_SHEET.md", "text/markdown", "Gate buyer one-pager (CC0)", "Gate discovery"},
+	{"/products/gate/demo_output.txt", "text/plain", "Demo transcript: deny by default, allow with Bridge authorization, tamper rejection, capability board", "Gate discovery"},
 	{"/llms.txt", "text/plain", "AI-facing entry point and system map", "Discovery"},
 	{"/.well-known/ai.json", "application/json", "Machine-readable discovery manifest", "Discovery"},
 }

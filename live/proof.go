@@ -53,7 +53,7 @@ type TableResponse struct {
 	DocumentedSeams         []ledger.Seam     `json:"documented_seams"`
 	OffSpineRows            []int64           `json:"off_spine_rows"`
 	RowCount                int               `json:"row_count"`
-	Rows                    []json.RawMessage `json:"rows" doc:"Every block's public metadata in the export format: index, timestamp, kind, payload_hash, prev_hash, writer, hash, signature, witnesses"`
+	Rows                    []json.RawMessage `json:"rows" doc:"Every block's public metadata in the export format (index, timestamp, kind, payload_hash, prev_hash, writer, hash, signature, witnesses), with on_spine and the row's strict-table break, if any"`
 	Fresh
 }
 
@@ -174,16 +174,20 @@ func (s *Server) strictTable(ctx context.Context) (*reply[TableResponse], error)
 	// The rows the verdict covers: appends after this moment wait for the
 	// next request.
 	n := v.RowsChecked + v.AppendedSinceWalk
-	resp.Rows = make([]json.RawMessage, 0, n)
+	blocks := make([]ledger.Block, 0, n)
 	for b, err := range s.chain.Range(ctx, 0, n) {
 		if err != nil {
 			return nil, err
 		}
-		row, err := b.MarshalJSON()
+		blocks = append(blocks, b)
+	}
+	resp.Rows = make([]json.RawMessage, len(blocks))
+	for i, row := range ledger.NewTableRows(blocks, 0, v) {
+		raw, err := row.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
-		resp.Rows = append(resp.Rows, row)
+		resp.Rows[i] = raw
 	}
 	resp.RowCount = len(resp.Rows)
 	resp.Fresh = fresh()

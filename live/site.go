@@ -119,13 +119,3 @@ func (s *Site) node(id string) (Node, bool) {
 	}
 	return Node{}, false
 }
-
-// nodeByDesignation returns the node with the given designation.
-func (s *Site) nodeByDesignation(designation string) (Node, bool) {
-	for _, n := range s.Nodes {
-		if n.Designation == designation {
-			return n, true
-		}
-	}
-	return Node{}, false
-}

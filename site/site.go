@@ -133,8 +133,7 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 		progress atomic.Int64
 		stage    *publish.Stage
 		mu       sync.Mutex
-		fresh    []publish.File
-		all      []string
+		changed  []publish.File
 	)
 	if full {
 		if stage, err = b.publisher.Stage(); err != nil {
@@ -142,17 +141,14 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 		}
 	}
 	stop := b.reportProgress(&progress)
-	stats, err := b.renderer.Render(ctx, site, func(o render.Output, isFresh bool) error {
+	stats, err := b.renderer.Render(ctx, site, full, func(o render.Output) error {
 		progress.Add(1)
-		mu.Lock()
-		all = append(all, o.Path)
-		if isFresh && !full {
-			fresh = append(fresh, publish.File{Path: o.Path, Data: o.Data})
-		}
-		mu.Unlock()
 		if full {
 			return stage.Write(o.Path, o.Data)
 		}
+		mu.Lock()
+		changed = append(changed, publish.File{Path: o.Path, Data: o.Data})
+		mu.Unlock()
 		return nil
 	})
 	stop()
@@ -167,19 +163,16 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 	if full {
 		err = stage.Commit()
 		b.published = err == nil
+		res.Written = slices.Clone(stats.Paths)
 	} else {
-		res.Removed, err = b.publisher.Patch(fresh, all)
+		res.Removed, err = b.publisher.Patch(changed, stats.Paths)
+		for _, f := range changed {
+			res.Written = append(res.Written, f.Path)
+		}
 	}
 	if err != nil {
 		b.renderer.Forget()
 		return Result{}, fmt.Errorf("publish: %w", err)
-	}
-	res.Written = all
-	if !full {
-		res.Written = make([]string, len(fresh))
-		for i, f := range fresh {
-			res.Written[i] = f.Path
-		}
 	}
 	slices.Sort(res.Written)
 	res.Pages, res.Files, res.Bytes, res.Jobs, res.Rendered = stats.Pages, stats.Files, stats.Bytes, stats.Jobs, stats.Rendered

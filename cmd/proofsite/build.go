@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"time"
 
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
@@ -27,14 +28,27 @@ func (f *siteFlags) register(env *environment, fs *flag.FlagSet) {
 
 // options returns the render options of the content's configuration.
 func (f *siteFlags) options() (render.Options, error) {
-	if info, err := os.Stat(f.content); err != nil || !info.IsDir() {
-		return render.Options{}, fmt.Errorf("content folder %s: not a readable folder", f.content)
+	if err := f.checkContentDir(); err != nil {
+		return render.Options{}, err
 	}
 	cfg, err := content.LoadConfig(os.DirFS(f.content))
 	if err != nil {
 		return render.Options{}, err
 	}
 	return renderOptions(cfg, f.data)
+}
+
+// checkContentDir reports a missing content folder as such, rather than as a
+// missing site.yaml inside it.
+func (f *siteFlags) checkContentDir() error {
+	info, err := os.Stat(f.content)
+	if err != nil {
+		return fmt.Errorf("content folder: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("content folder %s is not a folder", f.content)
+	}
+	return nil
 }
 
 func envOr(env *environment, key, fallback string) string {
@@ -45,12 +59,18 @@ func envOr(env *environment, key, fallback string) string {
 }
 
 func runBuild(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR]")
+	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR] [--publish [--authorization FILE] [--data DIR]]")
 	var f siteFlags
 	f.register(env, fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the build to `file` (go tool pprof)")
+	publishClaims := fs.Bool("publish", false, "apply the publish rule first: compare the public claims with those last recorded on the chain in --data; "+
+		"if they changed, refuse unless --authorization allows exactly the change, and record the decision on the chain (a plain build is a preview and changes no chain)")
+	authFile := fs.String("authorization", "", "signed Bridge PUBLIC_CLAIM_CHANGE authorization `file` for --publish")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	if *authFile != "" && !*publishClaims {
+		return usagef("--authorization needs --publish")
 	}
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -72,8 +92,18 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *publishClaims {
+		msg, err := publish(ctx, env, f, *authFile, time.Now())
+		if err != nil {
+			return contentError(env, f.content, f.out, err)
+		}
+		fmt.Fprintln(env.stdout, msg)
+	}
 	res, err := b.Build(ctx, nil)
 	if err != nil {
+		if *publishClaims {
+			err = fmt.Errorf("%w (the publish decision is on the chain; run build --publish again: the claims now match it, so no authorization is needed)", err)
+		}
 		return contentError(env, f.content, f.out, err)
 	}
 	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, f.out)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
@@ -251,17 +252,25 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 
 func runLedgerVerify(ctx context.Context, env *environment, args []string) error {
 	var f ledgerFlags
-	var file, genesis, keysFile, checkpoint string
+	var file, genesis, keysFile, checkpoint, state string
 	var asJSON bool
-	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--json] [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH]")
+	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--json] [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE]")
 	f.register(fs, env)
 	fs.StringVar(&file, "file", "", "verify this JSONL export instead of the store (- for stdin)")
 	fs.BoolVar(&asJSON, "json", false, "print the verdict as JSON")
 	fs.StringVar(&genesis, "genesis", "", "pinned genesis hash (default: the store's, or the export header's)")
 	fs.StringVar(&keysFile, "keys", "", "pinned keys file, keys.json form (default: the data dir's, or the export header's)")
 	fs.StringVar(&checkpoint, "checkpoint", "", "a checkpoint SIZE:HASH kept from an earlier run; the chain must extend it")
+	fs.StringVar(&state, "state", "", "file remembering the last checkpoint: required if present, updated after a pass")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	if state != "" && checkpoint == "" {
+		if saved, err := os.ReadFile(state); err == nil {
+			checkpoint = strings.TrimSpace(string(saved))
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
 	var pinGenesis ledger.Hash
 	if genesis != "" {
@@ -322,7 +331,13 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		v = res.Verdict
 	}
 	progress.done()
-	return printVerdict(env.stdout, v, asJSON)
+	if err := printVerdict(env.stdout, v, asJSON); err != nil {
+		return err
+	}
+	if state != "" && v.Checkpoint != nil {
+		return writeFileAtomic(state, []byte(v.Checkpoint.String()+"\n"), 0o644)
+	}
+	return nil
 }
 
 // printVerdict prints v and returns errVerifyFailed unless it is a pass.

@@ -196,6 +196,14 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	if code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export with checkpoint: exit %d\n%s", code, out)
 	}
+	// --state remembers the checkpoint of a pass and requires it next time.
+	state := filepath.Join(t.TempDir(), "checkpoint")
+	if code, out, errOut := cli(t, "ledger", "verify", "--file", export, "--state", state); code != 0 {
+		t.Fatalf("verify --state: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+		t.Fatalf("truncated export after a remembered checkpoint: exit %d\n%s", code, out)
+	}
 	// The store extends the same checkpoint.
 	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", v.Checkpoint.String()}, common...)...); code != 0 {
 		t.Fatalf("store vs its own checkpoint: %s", out)

@@ -3,7 +3,8 @@
 //
 // Usage:
 //
-//	proofsite build   [--content DIR] [--out DIR]
+//	proofsite build   [--content DIR] [--out DIR] [--publish [--authorization FILE] [--data DIR]]
+//	proofsite gate    keygen|sign|check|demo
 //	proofsite version
 //
 // Run "proofsite help" for every subcommand.

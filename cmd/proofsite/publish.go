@@ -48,16 +48,23 @@ func liveSite(cfg *content.Config, s *content.Site) live.Site {
 }
 
 // renderOptions are what the build publishes beside the content: the
-// OpenAPI description and endpoint map of the live edge, the standalone
-// verifier, and the published ledger keys when dataDir holds a chain.
+// OpenAPI description and endpoint map of the live edge, the gate demo
+// transcript (run by the real checkpoint), the standalone verifier, and the
+// published ledger keys when dataDir holds a chain.
 func renderOptions(cfg *content.Config, dataDir string) (render.Options, error) {
 	site := liveSite(cfg, nil)
 	proof, _, err := live.Documents(site)
 	if err != nil {
 		return render.Options{}, err
 	}
+	demo, err := gateDemo(cfg)
+	if err != nil {
+		return render.Options{}, fmt.Errorf("gate demo: %w", err)
+	}
 	opts := render.Options{Artifacts: []render.Artifact{
 		{Path: "openapi.json", Data: proof, Title: "OpenAPI description", Description: "the proof surface and gate discovery (OpenAPI 3.1)"},
+		{Path: demoArtifactPath, Data: demo, Title: "Gate demo transcript",
+			Description: "produced at build time by the real checkpoint with a labelled demo key: deny by default, allow with Bridge authorization, tamper rejection, capability board"},
 		{Path: "downloads/verify-ledger.go", Data: cmd.VerifyLedgerSource, Title: "The downloadable verifier",
 			Description: "one Go file, standard library only: read it, check its SHA-256, run it against this site", Downloadable: true},
 	}}

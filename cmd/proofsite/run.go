@@ -44,7 +44,8 @@ type environment struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"build":   {"render content/ into the static site", runBuild},
+		"build":   {"render content/ into the static site (--publish records the public claims on the chain first)", runBuild},
+		"gate":    {"the authorization checkpoint: keygen, sign, check, demo", runGate},
 		"ledger":  {"operate the signed ledger: init, append, verify, export", runLedger},
 		"serve":   {"serve the built site", runServe},
 		"watch":   {"build, serve, and rebuild on every content edit", runWatch},

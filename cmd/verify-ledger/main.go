@@ -10,6 +10,8 @@
 //	--genesis HASH         the genesis hash you trust (default: the export header's, or the host's)
 //	--keys FILE            the published keys you trust, {"keys":[…]} (default: the export header's, or the host's)
 //	--checkpoint SIZE:HASH a checkpoint you kept from an earlier run; the chain must extend it
+//	--state FILE           remember checkpoints in FILE: require the one saved there (if any)
+//	                       and, after a pass, save the new one
 //	--max-age DURATION     URL mode: the oldest generated_at accepted as fresh (default 2m)
 //	--json                 print the verdict as JSON
 //
@@ -48,7 +50,8 @@
 // What it cannot see: an export that is consistent with itself but was
 // rewritten, truncated or forged with stolen keys. Pin the genesis hash and
 // the keys from a source you trust, keep the checkpoint it prints, and pass
-// it with --checkpoint next time: a chain that does not extend it fails.
+// it with --checkpoint next time (or let --state keep it for you): a chain
+// that does not extend it fails.
 //
 // Exit status: 0 pass (PASS or PASS_WITH_DOCUMENTED_STRICT_SEAM), 1 fail
 // (any other verdict, or an export that cannot be read), 64 usage error.
@@ -108,6 +111,8 @@ type block struct {
 	Witnesses   []json.RawMessage `json:"witnesses"`
 	Description json.RawMessage   `json:"description"` // private exports only; not checked here
 	Payload     json.RawMessage   `json:"payload"`     // private exports only; not checked here
+	OnSpine     json.RawMessage   `json:"on_spine"`    // URL mode: the host's annotation; recomputed, not trusted
+	Break       json.RawMessage   `json:"break"`       // URL mode: the host's annotation; recomputed, not trusted
 }
 
 type witness struct {
@@ -127,15 +132,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	genesis := fs.String("genesis", "", "trusted genesis hash (default: the export header's)")
 	keysFile := fs.String("keys", "", "trusted keys file, {\"keys\":[...]} (default: the export header's)")
 	checkpoint := fs.String("checkpoint", "", "checkpoint SIZE:HASH from an earlier run that the chain must extend")
+	state := fs.String("state", "", "file that remembers the last checkpoint: required if present, updated after a pass")
 	maxAge := fs.Duration("max-age", 2*time.Minute, "URL mode: the oldest generated_at accepted as fresh")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
 	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *maxAge <= 0 {
-		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--max-age DURATION] [--json] EXPORT.jsonl|https://HOST")
+		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE] [--max-age DURATION] [--json] EXPORT.jsonl|https://HOST")
 		return 64
+	}
+	if *state != "" && *checkpoint == "" {
+		if saved, err := os.ReadFile(*state); err == nil { // no file yet: nothing to require
+			*checkpoint = strings.TrimSpace(string(saved))
+		}
 	}
 	cpSize, cpHash, err := parseCheckpoint(*checkpoint)
 	if err != nil || (*genesis != "" && !isHex(*genesis, 32)) {
-		fmt.Fprintln(stderr, "verify-ledger: --genesis must be 64 lowercase hex digits and --checkpoint SIZE:HASH")
+		fmt.Fprintln(stderr, "verify-ledger: --genesis must be 64 lowercase hex digits and a checkpoint SIZE:HASH")
 		return 64
 	}
 	var hdr header
@@ -165,10 +176,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		v = compareWithHost(v, srv, time.Now(), *maxAge)
 	}
 	printVerdict(stdout, v, *asJSON)
-	if v.pass() {
-		return 0
+	if !v.pass() {
+		return 1
 	}
-	return 1
+	if *state != "" { // remember this checkpoint: write a temporary file, then rename it
+		err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint+"\n"), 0o644)
+		if err == nil {
+			err = os.Rename(*state+".tmp", *state)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "verify-ledger: saving the checkpoint: %v\n", err)
+			return 1
+		}
+	}
+	return 0
 }
 
 // openSource opens the export.
@@ -601,7 +622,9 @@ func fetchHost(base string) (header, []block, *served, error) {
 	srv.Verdict, srv.CanonicalSpineValid = reported.Verdict, reported.CanonicalSpineValid
 	srv.StrictTableValid, srv.StrictTableBreakAtBlock = reported.StrictTableValid, reported.StrictTableBreakAtBlock
 	hdr.Keys, hdr.GenesisHash, hdr.DocumentedSeams = status.Keys, status.Genesis.Hash, table.DocumentedSeams
-	members := []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses"}
+	// The host annotates rows with on_spine and break; they are its claims,
+	// so they are accepted and ignored: the verdict is recomputed below.
+	members := []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses", "?on_spine", "?break"}
 	rows := make([]block, len(table.Rows))
 	for i, raw := range table.Rows {
 		if err := decodeStrict(raw, &rows[i], members...); err != nil {

@@ -162,7 +162,7 @@ func FuzzCanonicalHeader(f *testing.F) {
 	f.Add(int64(0), "2025-03-03T09:00:00Z", "genesis", "ed25519:00", "ab")
 	f.Add(int64(153), "\u2028\x00", "\"\\\x1f", "é😀", "</script>")
 	f.Fuzz(func(t *testing.T, index int64, ts, kind, writer, hash string) {
-		if index < 0 || index >= 1<<53 || !utf8.ValidString(ts+kind+writer+hash) {
+		if index < 0 || index >= 1<<53 || !utf8.ValidString(ts) || !utf8.ValidString(kind) || !utf8.ValidString(writer) || !utf8.ValidString(hash) {
 			return
 		}
 		b := block{Index: index, Timestamp: ts, Kind: kind, Writer: writer, PayloadHash: hash, PrevHash: hash}
@@ -179,4 +179,26 @@ func FuzzCanonicalHeader(f *testing.F) {
 			t.Fatalf("got  %s\nwant %s", got, want)
 		}
 	})
+}
+
+// --state remembers the checkpoint of a pass and requires it next time, so a
+// later truncated export fails without the auditor copying anything.
+func TestStateFile(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "checkpoint")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"--state", state, filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("first run: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	saved, err := os.ReadFile(state)
+	if err != nil || !strings.HasPrefix(string(saved), "20:") {
+		t.Fatalf("state file: %q %v", saved, err)
+	}
+	out.Reset()
+	if code := run([]string{"--state", state, filepath.Join(vectorDir, "truncated_head.jsonl")}, nil, &out, &errOut); code != 1 ||
+		!strings.HasPrefix(out.String(), "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+		t.Fatalf("truncated after a remembered checkpoint: exit %d\n%s", code, out.String())
+	}
+	if again, _ := os.ReadFile(state); !bytes.Equal(again, saved) {
+		t.Fatal("a failed run changed the remembered checkpoint")
+	}
 }

@@ -461,6 +461,11 @@ func (s *Store) appendLocked(ctx context.Context, b ledger.Block, priv *ledger.P
 	}
 	txn := s.db.NewTransaction(true)
 	defer txn.Discard()
+	// Never overwrite: in a store edited behind our back the highest key
+	// need not hold the highest index.
+	if _, err := txn.Get(blockKey(b.Index())); !errors.Is(err, badger.ErrKeyNotFound) {
+		return fmt.Errorf("%w: block %d is already stored (%v)", ErrCorrupt, b.Index(), err)
+	}
 	if err := putBlock(txn, b, priv); err != nil {
 		return err
 	}

@@ -350,6 +350,16 @@ func TestTamperStore(t *testing.T) {
 			if !v.CanonicalSpineValid && v.Pass() {
 				t.Fatal("passed with a broken spine")
 			}
+			// Appending to a tampered store never overwrites a stored row.
+			before := s.Count()
+			if _, err := s.AppendEntry(context.Background(), Entry{Kind: "audit", Payload: []byte(`{}`)}, signers); err != nil {
+				if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrRejected) {
+					t.Fatalf("append to a tampered store: %v", err)
+				}
+				if s.Count() != before {
+					t.Fatal("a refused append changed the count")
+				}
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package content
 
 import (
 	"fmt"
+	"io/fs"
 	"net/url"
 	"regexp"
 	"slices"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/gate"
 )
 
 // ConfigFile is the name of the site configuration inside a content directory.
@@ -26,6 +29,7 @@ type Config struct {
 	Ledger       LedgerConfig     `yaml:"ledger"`
 	Stewardship  Stewardship      `yaml:"stewardship"`
 	Constitution ConstitutionMeta `yaml:"constitution"`
+	Gate         GateConfig       `yaml:"gate"`
 }
 
 // SiteInfo names the site and where it lives.
@@ -88,6 +92,31 @@ type PublishRule struct {
 	Requires   string `yaml:"requires"`
 	Text       string `yaml:"text"`
 	Disclaimer string `yaml:"disclaimer"`
+}
+
+// GateConfig is the gate's policy, as published: the controls each action
+// class requires, the actions denied unconditionally, the pinned Bridge
+// public keys, and the content files whose text is a public claim under the
+// publish rule.
+type GateConfig struct {
+	Actions    []GateAction `yaml:"actions"`
+	Denied     []string     `yaml:"denied"`
+	BridgeKeys []BridgeKey  `yaml:"bridge_keys"`
+	ClaimFiles []string     `yaml:"claim_files"` // content paths, e.g. products/gate/README.md
+}
+
+// GateAction is one row of the gate's action table.
+type GateAction struct {
+	Action   string   `yaml:"action"`   // an action class, e.g. PUBLIC_CLAIM_CHANGE
+	Requires []string `yaml:"requires"` // controls, all required, e.g. [BRIDGE_AUTH]
+}
+
+// BridgeKey is a pinned Bridge public key. The private half never appears
+// in content: the Bridge keeps it offline.
+type BridgeKey struct {
+	KeyID     string `yaml:"key_id"`
+	PublicKey string `yaml:"public_key"` // 32 bytes, hex
+	Note      string `yaml:"note"`
 }
 
 // LedgerConfig is what the site publishes about the ledger.
@@ -306,6 +335,8 @@ func (c *Config) validate(doc *yamlDoc) []*Error {
 		}
 	}
 
+	errs = append(errs, c.validateGate(doc)...)
+
 	need("$.constitution.title", c.Constitution.Title)
 	need("$.constitution.version", c.Constitution.Version)
 	need("$.constitution.status", c.Constitution.Status)
@@ -319,6 +350,104 @@ func (c *Config) validate(doc *yamlDoc) []*Error {
 	}
 	return errs
 }
+
+// validateGate checks the gate section and that the publish rule names an
+// action of it. The gate package checks the same policy again when cmd
+// builds it; these checks exist to name the line.
+func (c *Config) validateGate(doc *yamlDoc) []*Error {
+	var errs []*Error
+	g := c.Gate
+	denied := map[string]bool{}
+	for i, a := range g.Denied {
+		p := fmt.Sprintf("$.gate.denied[%d]", i)
+		switch {
+		case !gate.ValidAction(a):
+			errs = append(errs, doc.errorf(p, "action %q must be upper case letters, digits and _", a))
+		case denied[a]:
+			errs = append(errs, doc.errorf(p, "action %s is denied twice", a))
+		}
+		denied[a] = true
+	}
+	if !denied[string(gate.HardDelete)] {
+		errs = append(errs, doc.errorf("$.gate.denied", "gate.denied must list %s: it is denied unconditionally", gate.HardDelete))
+	}
+	actions := map[string][]string{}
+	for i, a := range g.Actions {
+		p := fmt.Sprintf("$.gate.actions[%d]", i)
+		switch {
+		case !gate.ValidAction(a.Action):
+			errs = append(errs, doc.errorf(p+".action", "action %q must be upper case letters, digits and _", a.Action))
+		case a.Action == string(gate.HardDelete) || denied[a.Action]:
+			errs = append(errs, doc.errorf(p+".action", "%s is denied unconditionally; it cannot require controls", a.Action))
+		case actions[a.Action] != nil:
+			errs = append(errs, doc.errorf(p+".action", "action %s is listed twice", a.Action))
+		}
+		if len(a.Requires) == 0 {
+			errs = append(errs, doc.errorf(p, "action %s requires no control, which would allow it unconditionally; name a control or deny it", a.Action))
+		}
+		seen := map[string]bool{}
+		for j, ctl := range a.Requires {
+			if !gate.KnownControl(gate.Control(ctl)) {
+				var known []string
+				for _, ci := range gate.Controls() {
+					known = append(known, string(ci.Control))
+				}
+				errs = append(errs, doc.errorf(fmt.Sprintf("%s.requires[%d]", p, j), "unknown control %q (known: %s)", ctl, strings.Join(known, ", ")))
+			}
+			if seen[ctl] {
+				errs = append(errs, doc.errorf(fmt.Sprintf("%s.requires[%d]", p, j), "control %s is required twice", ctl))
+			}
+			seen[ctl] = true
+		}
+		actions[a.Action] = append([]string{}, a.Requires...)
+	}
+	if req, ok := actions[c.PublishRule.Action]; c.PublishRule.Action != "" && (!ok || !slices.Contains(req, c.PublishRule.Requires)) {
+		errs = append(errs, doc.errorf("$.publish_rule.action", "the publish rule's %s must be a gate action that requires %s", c.PublishRule.Action, c.PublishRule.Requires))
+	}
+
+	ids := map[string]bool{}
+	for i, k := range g.BridgeKeys {
+		p := fmt.Sprintf("$.gate.bridge_keys[%d]", i)
+		pub, err := ledger.ParsePublicKeyHex(k.PublicKey)
+		switch {
+		case err != nil:
+			errs = append(errs, doc.errorf(p+".public_key", "public_key: %v", err))
+		case string(pub.ID()) != k.KeyID:
+			errs = append(errs, doc.errorf(p+".key_id", "key_id %q is not the id of this public key (%s)", k.KeyID, pub.ID()))
+		case pub.ID() == gate.DemoKeyID():
+			errs = append(errs, doc.errorf(p+".public_key", "this is the published demo key, which authorizes nothing; pin the Bridge's own key"))
+		case ids[k.KeyID]:
+			errs = append(errs, doc.errorf(p+".key_id", "key %s is pinned twice", k.KeyID))
+		}
+		ids[k.KeyID] = true
+	}
+	if len(g.BridgeKeys) == 0 {
+		errs = append(errs, doc.errorf("$.gate", "gate.bridge_keys: pin at least one Bridge public key (proofsite gate keygen prints one)"))
+	}
+
+	files := map[string]bool{}
+	for i, f := range g.ClaimFiles {
+		p := fmt.Sprintf("$.gate.claim_files[%d]", i)
+		switch {
+		case !validClaimFile(f):
+			errs = append(errs, doc.errorf(p, "claim file %q must be a clean path inside the content folder, of A-Z a-z 0-9 . _ / -", f))
+		case files[f]:
+			errs = append(errs, doc.errorf(p, "claim file %s is listed twice", f))
+		}
+		files[f] = true
+	}
+	return errs
+}
+
+// validClaimFile reports whether f is a clean slash path inside the
+// content folder whose claim name is a valid scope item.
+func validClaimFile(f string) bool {
+	return fs.ValidPath(f) && f != "." && gate.ValidScopeItem(ClaimFilePrefix+f)
+}
+
+// ClaimFilePrefix starts the claim name of a claim file:
+// "file:products/gate/README.md".
+const ClaimFilePrefix = "file:"
 
 // Node returns the node with the given federation id.
 func (c *Config) Node(id string) (Node, bool) {

@@ -1,6 +1,8 @@
 package content
 
 import (
+	"cmp"
+	"maps"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -61,15 +63,49 @@ func Ignored(p string) bool {
 type Loader struct {
 	fsys  fs.FS
 	files map[string]*parsedFile
+	order []string // the keys of files, sorted, so assembling meets pages nearly in order
 }
 
-// parsedFile is the cached result of reading one content file.
+// parsedFile is the cached result of reading one content file. A changed
+// file gets a new parsedFile, so what is memoised here stays true.
 type parsedFile struct {
 	raw    []byte
 	page   *Page
 	static *StaticFile
 	record json.RawMessage
 	errs   []*Error
+
+	// Parsed on first use by assemble, which alone knows a file's role.
+	sum        *[32]byte
+	config     *Config
+	configDoc  *yamlDoc
+	configErrs []*Error
+	runtime    *RuntimeArtifact
+	runtimeErr []*Error
+	parsed     bool
+}
+
+func (f *parsedFile) digest() [32]byte {
+	if f.sum == nil {
+		sum := sha256.Sum256(f.raw)
+		f.sum = &sum
+	}
+	return *f.sum
+}
+
+func (f *parsedFile) asConfig() (*Config, *yamlDoc, []*Error) {
+	if !f.parsed {
+		f.config, f.configDoc, f.configErrs = parseConfig(f.raw)
+		f.parsed = true
+	}
+	return f.config, f.configDoc, f.configErrs
+}
+
+func (f *parsedFile) asRuntime(file string) (*RuntimeArtifact, []*Error) {
+	if f.runtime == nil && f.runtimeErr == nil {
+		f.runtime, f.runtimeErr = parseRuntime(file, f.raw)
+	}
+	return f.runtime, f.runtimeErr
 }
 
 // NewLoader returns a Loader reading from fsys, the content directory.
@@ -141,13 +177,13 @@ func (l *Loader) Load(ctx context.Context, changed []string) (*Site, error) {
 func (l *Loader) forget(p string) {
 	if p == "." {
 		clear(l.files)
-		return
 	}
 	for k := range l.files {
 		if k == p || strings.HasPrefix(k, p+"/") {
 			delete(l.files, k)
 		}
 	}
+	l.order = nil
 }
 
 // walk lists the files under dir that the site reads.
@@ -202,12 +238,16 @@ func (l *Loader) read(ctx context.Context, paths []string) error {
 	for j, p := range paths {
 		if errors.Is(errs[j], fs.ErrNotExist) { // removed between the walk and the read
 			delete(l.files, p)
+			l.order = nil
 			continue
 		}
 		if errs[j] != nil {
 			return fmt.Errorf("content: %w", errs[j])
 		}
 		if results[j] != nil {
+			if _, known := l.files[p]; !known {
+				l.order = nil // a new file: sort again
+			}
 			l.files[p] = results[j]
 		}
 	}
@@ -247,12 +287,16 @@ func (l *Loader) assemble() (*Site, error) {
 	if !ok {
 		return nil, sortErrors([]*Error{errorf(ConfigFile, 0, "missing: a content directory needs a %s", ConfigFile)})
 	}
-	cfg, doc, cfgErrs := parseConfig(cfgFile.raw)
+	cfg, doc, cfgErrs := cfgFile.asConfig()
 	errs = append(errs, cfgErrs...)
-	s.Config, s.ConfigDigest = cfg, sha256.Sum256(cfgFile.raw)
+	s.Config, s.ConfigDigest = cfg, cfgFile.digest()
 
 	s.Records = map[string]json.RawMessage{}
-	for p, f := range l.files {
+	if len(l.order) != len(l.files) {
+		l.order = slices.Sorted(maps.Keys(l.files))
+	}
+	for _, p := range l.order {
+		f := l.files[p]
 		errs = append(errs, f.errs...)
 		switch {
 		case f.record != nil:
@@ -263,7 +307,9 @@ func (l *Loader) assemble() (*Site, error) {
 			s.Static = append(s.Static, f.static)
 		}
 	}
-	slices.SortFunc(s.Pages, func(a, b *Page) int { return strings.Compare(a.Path+"\x00"+a.Source, b.Path+"\x00"+b.Source) })
+	slices.SortFunc(s.Pages, func(a, b *Page) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Source, b.Source))
+	})
 	slices.SortFunc(s.Static, func(a, b *StaticFile) int { return strings.Compare(a.Path, b.Path) })
 	for i := 1; i < len(s.Pages); i++ {
 		if a, b := s.Pages[i-1], s.Pages[i]; a.Path == b.Path {
@@ -283,10 +329,18 @@ func (l *Loader) assemble() (*Site, error) {
 			errs = append(errs, doc.errorf("$.constitution.runtime_artifact", "runtime artifact %q does not exist", rtPath))
 		} else if ok {
 			var rtErrs []*Error
-			s.Runtime, rtErrs = parseRuntime(rtPath, f.raw)
+			s.Runtime, rtErrs = f.asRuntime(rtPath)
 			errs = append(errs, rtErrs...)
 		}
 		errs = append(errs, checkConstitution(s, doc)...)
+		for i, f := range cfg.Gate.ClaimFiles {
+			if _, read := l.files[f]; read || !validClaimFile(f) {
+				continue
+			}
+			if info, err := fs.Stat(l.fsys, f); err != nil || !info.Mode().IsRegular() {
+				errs = append(errs, doc.errorf(fmt.Sprintf("$.gate.claim_files[%d]", i), "claim file %q does not exist", f))
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return nil, sortErrors(errs)

@@ -182,6 +182,55 @@ func TestLoadErrors(t *testing.T) {
 				`site.yaml:24: town "plex" names node "S9_NOBODY", which is not in nodes`,
 			},
 		},
+		{
+			desc: "gate policy errors",
+			edit: map[string]string{"site.yaml": gateSection(t, `gate:
+  actions:
+    - {action: PUBLIC_CLAIM_CHANGE, requires: [HUMAN_VIBES]}
+    - {action: HARD_DELETE, requires: [BRIDGE_AUTH]}
+    - {action: CERT_ANCHOR, requires: []}
+    - {action: CERT_ANCHOR, requires: [BRIDGE_AUTH, BRIDGE_AUTH]}
+    - {action: key_rotation, requires: [BRIDGE_AUTH]}
+  denied: [EXPORT, EXPORT]
+  bridge_keys:
+    - {key_id: ed25519:3b1bc0683d88dce46fe8e4db791af68c, public_key: 4f4ae28a2fa146bd8bdd635c79c005017b3745727417ff32d001f3a6e1455622}
+    - {key_id: ed25519:3b1bc0683d88dce46fe8e4db791af68c, public_key: 4f4ae28a2fa146bd8bdd635c79c005017b3745727417ff32d001f3a6e1455622}
+    - {key_id: ed25519:00000000000000000000000000000000, public_key: 4f4ae28a2fa146bd8bdd635c79c005017b3745727417ff32d001f3a6e1455622}
+    - {key_id: ed25519:5ef73996a10d1c9337041f43c63bffa4, public_key: 40a2c9394a393574d12d896ca37b7f6c185be27ccb13e82876ea5cf3d5034a8a}
+    - {key_id: x, public_key: "0100000000000000000000000000000000000000000000000000000000000000"}
+    - {key_id: x, public_key: abcd}
+  claim_files: [products/gate/README.md, ../secrets.txt, products/gate/README.md, docs/MISSING.md, "with space.md"]
+`)},
+			want: []string{
+				`site.yaml:35: the publish rule's PUBLIC_CLAIM_CHANGE must be a gate action that requires BRIDGE_AUTH`,
+				`site.yaml:60: unknown control "HUMAN_VIBES" (known: BRIDGE_AUTH, NODE_APPROVAL_QUORUM, DISSENT_CHANNEL)`,
+				`site.yaml:61: HARD_DELETE is denied unconditionally; it cannot require controls`,
+				`site.yaml:62: action CERT_ANCHOR requires no control, which would allow it unconditionally; name a control or deny it`,
+				`site.yaml:63: action CERT_ANCHOR is listed twice`,
+				`site.yaml:63: control BRIDGE_AUTH is required twice`,
+				`site.yaml:64: action "key_rotation" must be upper case letters, digits and _`,
+				`site.yaml:65: action EXPORT is denied twice`,
+				`site.yaml:65: gate.denied must list HARD_DELETE: it is denied unconditionally`,
+				`site.yaml:68: key ed25519:3b1bc0683d88dce46fe8e4db791af68c is pinned twice`,
+				`site.yaml:69: key_id "ed25519:00000000000000000000000000000000" is not the id of this public key (ed25519:3b1bc0683d88dce46fe8e4db791af68c)`,
+				`site.yaml:70: this is the published demo key, which authorizes nothing; pin the Bridge's own key`,
+				`site.yaml:71: public_key: ledger: small-order ed25519 public key`,
+				`site.yaml:72: public_key: ledger: invalid key: public key is 2 bytes, want 32`,
+				`site.yaml:73: claim file "../secrets.txt" must be a clean path inside the content folder, of A-Z a-z 0-9 . _ / -`,
+				`site.yaml:73: claim file products/gate/README.md is listed twice`,
+				`site.yaml:73: claim file "with space.md" must be a clean path inside the content folder, of A-Z a-z 0-9 . _ / -`,
+				`site.yaml:73: claim file "docs/MISSING.md" does not exist`,
+			},
+		},
+		{
+			desc: "gate section missing",
+			edit: map[string]string{"site.yaml": gateSection(t, "")},
+			want: []string{
+				`site.yaml:1: gate.denied must list HARD_DELETE: it is denied unconditionally`,
+				`site.yaml:1: gate.bridge_keys: pin at least one Bridge public key (proofsite gate keygen prints one)`,
+				`site.yaml:35: the publish rule's PUBLIC_CLAIM_CHANGE must be a gate action that requires BRIDGE_AUTH`,
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -210,6 +259,17 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gateSection returns the fixture's site.yaml with its gate section (the
+// last one) replaced.
+func gateSection(t *testing.T, section string) string {
+	t.Helper()
+	before, _, ok := strings.Cut(mustRead(t, "site.yaml"), "\ngate:\n")
+	if !ok {
+		t.Fatal("no gate section in the fixture")
+	}
+	return before + "\n" + section
 }
 
 func mustRead(t *testing.T, name string) string {

@@ -47,6 +47,7 @@ type File struct {
 type Publisher struct {
 	dir       string
 	published map[string]bool // what the last Commit or Patch left in dir; nil before the first
+	last      []string        // the path list of the last Patch
 }
 
 // New returns a Publisher for dir, which need not exist yet.
@@ -133,7 +134,7 @@ func (s *Stage) Commit() error {
 	if err := os.RemoveAll(s.dir); err != nil {
 		return fmt.Errorf("publish: removing the previous output: %w", err)
 	}
-	s.p.published = s.paths
+	s.p.published, s.p.last = s.paths, nil
 	return nil
 }
 
@@ -157,6 +158,9 @@ func (p *Publisher) Patch(files []File, all []string) (removed []string, err err
 			return nil, err
 		}
 	}
+	if slices.Equal(all, p.last) {
+		return nil, nil // the same files as last time: nothing became stale
+	}
 	now := make(map[string]bool, len(all))
 	for _, a := range all {
 		now[a] = true
@@ -175,7 +179,7 @@ func (p *Publisher) Patch(files []File, all []string) (removed []string, err err
 		}
 		removeEmptyParents(p.dir, filepath.Dir(full))
 	}
-	p.published = now
+	p.published, p.last = now, all
 	return stale, nil
 }
 

@@ -12,19 +12,29 @@ import (
 
 // pageJob renders one markdown document: its HTML page, its markdown twin
 // and, for downloadable documents, the twin's checksum.
-func (b *build) pageJob(p *content.Page) job {
-	paths := []string{p.Path, p.TwinPath()}
-	if p.Kind == content.KindDoc {
-		paths = append(paths, p.TwinPath()+".sha256")
-	}
-	fp := newDigest().str("page").sums(p.Digest, b.layout)
+func (b *build) pageJob(i int, p *content.Page) job {
 	prev, next := b.neighbours(p)
-	for _, n := range []*content.Page{prev, next} {
-		if n != nil {
-			fp.sums(n.SummaryDigest)
-		}
+	var plan *pagePlan
+	if old := b.r.planned; i < len(old.pages) && old.pages[i] == p {
+		plan = old.plans[i]
 	}
-	return job{key: "page:" + p.Source, paths: paths, fp: fp.sum(), run: func() ([][]byte, error) {
+	if plan == nil || plan.layout != b.layout || plan.prev != prev || plan.next != next {
+		// A parsed page is immutable and a loader reuses it until its file
+		// changes, so the plan of an unchanged page is kept.
+		plan = &pagePlan{layout: b.layout, prev: prev, next: next, key: "page:" + p.Source, paths: []string{p.Path, p.TwinPath()}}
+		if p.Kind == content.KindDoc {
+			plan.paths = append(plan.paths, p.TwinPath()+".sha256")
+		}
+		fp := newDigest().str("page").sums(p.Digest, b.layout)
+		for _, n := range []*content.Page{prev, next} {
+			if n != nil {
+				fp.sums(n.SummaryDigest)
+			}
+		}
+		plan.fp = fp.sum()
+	}
+	b.plans[i] = plan
+	return job{key: plan.key, paths: plan.paths, fp: plan.fp, run: func() ([][]byte, error) {
 		var body bytes.Buffer
 		body.Grow(len(p.Body) * 2)
 		if err := b.r.md.Convert(p.Body, &body); err != nil {
@@ -67,6 +77,15 @@ func (b *build) pageJob(p *content.Page) job {
 		}
 		return out, nil
 	}}
+}
+
+// pagePlan is what planning a page job computed, and from which inputs.
+type pagePlan struct {
+	layout     [32]byte
+	prev, next *content.Page
+	key        string
+	paths      []string
+	fp         [32]byte
 }
 
 // neighbours returns the previous and next constitution articles of p.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 
@@ -32,6 +31,8 @@ type build struct {
 
 	textOnce sync.Once
 	text     []byte // constitution.txt
+
+	plans []*pagePlan // this build's plan of each page, kept for the next (Options.Cache)
 }
 
 func newBuild(r *Renderer, s *content.Site) *build {
@@ -65,9 +66,13 @@ func newBuild(r *Renderer, s *content.Site) *build {
 // plan lists every job of the build. Each job declares its inputs through
 // its fingerprint.
 func (b *build) plan() []job {
-	var jobs []job
-	for _, p := range b.s.Pages {
-		jobs = append(jobs, b.pageJob(p))
+	jobs := make([]job, 0, len(b.s.Pages)+32)
+	b.plans = make([]*pagePlan, len(b.s.Pages))
+	for i, p := range b.s.Pages {
+		jobs = append(jobs, b.pageJob(i, p))
+	}
+	if b.r.opts.Cache {
+		b.r.planned = plannedPages{pages: b.s.Pages, plans: b.plans}
 	}
 	st := b.r.stylesheet
 	jobs = append(jobs,
@@ -100,13 +105,13 @@ func (b *build) plan() []job {
 				run: func() ([][]byte, error) { return [][]byte{a.Data}, nil }})
 		}
 	}
-	// The lists of every file come last: they read the paths planned above.
-	var all []string
+	// The lists of every file come last: they read the paths planned above,
+	// in plan order (deterministic), and sort them only when they render.
+	all := make([]string, 0, 2*len(jobs)+2)
 	for _, j := range jobs {
 		all = append(all, j.paths...)
 	}
 	all = append(all, sitemapPath, indexTxtPath)
-	slices.Sort(all)
 	return append(jobs, b.sitemapJob(all), b.indexTxtJob(all))
 }
 

@@ -10,7 +10,7 @@
 // that show it.
 //
 //	r, err := render.New(render.Options{})
-//	stats, err := r.Render(ctx, site, func(o render.Output, fresh bool) error { ... })
+//	stats, err := r.Render(ctx, site, true, func(o render.Output) error { ... })
 package render
 
 import (
@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/templates"
@@ -82,6 +83,7 @@ type Stats struct {
 	Pages    int // HTML pages in the output
 	Files    int // output files
 	Bytes    int64
+	Paths    []string // every output path, in plan order
 }
 
 // A Renderer renders sites. Render may not be called concurrently.
@@ -90,12 +92,23 @@ type Renderer struct {
 	md         goldmark.Markdown
 	stylesheet Output
 	optsDigest [32]byte
-	cache      map[string]cached
+	cache      map[string]*cached // by job key; only with Options.Cache
+	generation int                // of the current Render; entries not used by it are dropped
+	planned    plannedPages // the pages of the last Render and their plans (Options.Cache)
+	paths      []string     // the output paths of the last Render, checked then
+}
+
+// plannedPages pairs the pages of a Render with their plans, by position:
+// an edit keeps every other page where it was.
+type plannedPages struct {
+	pages []*content.Page
+	plans []*pagePlan
 }
 
 type cached struct {
-	fp      [32]byte
-	outputs []Output
+	fp         [32]byte
+	outputs    []Output
+	generation int
 }
 
 // New returns a Renderer with the given options.
@@ -115,7 +128,7 @@ func New(opts Options) (*Renderer, error) {
 		opts:       opts,
 		md:         newMarkdown(),
 		stylesheet: Output{Path: "assets/style." + hex.EncodeToString(sum[:4]) + ".css", Data: style},
-		cache:      map[string]cached{},
+		cache:      map[string]*cached{},
 	}
 	d := newDigest()
 	for _, a := range opts.Artifacts {
@@ -139,133 +152,178 @@ type job struct {
 	run   func() ([][]byte, error) // one []byte per path, in order
 }
 
-// Render renders site and calls emit once for every output file, from
-// several goroutines at once. fresh is false when the output was reused from
-// the cache unchanged. The first error stops the render.
-func (r *Renderer) Render(ctx context.Context, site *content.Site, emit func(o Output, fresh bool) error) (Stats, error) {
+// Render renders site and calls emit, from several goroutines at once, for
+// the outputs to write: with all set, every output (a full publication);
+// otherwise only the outputs whose bytes changed since the previous Render.
+// It returns every output path of the site in Stats.Paths. The first error
+// stops the render.
+func (r *Renderer) Render(ctx context.Context, site *content.Site, all bool, emit func(Output) error) (Stats, error) {
 	b := newBuild(r, site)
 	jobs := b.plan()
-	stats := Stats{Jobs: len(jobs)}
+	stats := Stats{Jobs: len(jobs), Paths: make([]string, 0, 2*len(jobs))}
 
-	seen := map[string]string{}
 	for _, j := range jobs {
-		for _, p := range j.paths {
-			if err := checkOutputPath(p); err != nil {
-				return stats, fmt.Errorf("render: %s: %w", j.key, err)
-			}
-			if other, dup := seen[p]; dup {
-				return stats, fmt.Errorf("render: %s and %s both produce %s", other, j.key, p)
-			}
-			seen[p] = j.key
-			stats.Files++
-			if strings.HasSuffix(p, ".html") {
-				stats.Pages++
-			}
+		stats.Paths = append(stats.Paths, j.paths...)
+	}
+	// The same paths as last time (an edit that adds and removes nothing)
+	// were checked then; strings shared with the last plan compare at once.
+	if !slices.Equal(stats.Paths, r.paths) {
+		if err := checkPaths(jobs); err != nil {
+			return stats, err
 		}
+	}
+	if r.opts.Cache {
+		r.paths = stats.Paths
+	}
+	for _, p := range stats.Paths {
+		if strings.HasSuffix(p, ".html") {
+			stats.Pages++
+		}
+	}
+	stats.Files = len(stats.Paths)
+
+	// Decide here, in one goroutine, what runs: workers only see the jobs
+	// whose inputs changed (and, for a full publication, the cached outputs
+	// to write again).
+	r.generation++
+	var work []task
+	for _, j := range jobs {
+		c := r.cache[j.key]
+		if c != nil && c.fp == j.fp {
+			c.generation = r.generation
+			for _, o := range c.outputs {
+				stats.Bytes += int64(len(o.Data))
+			}
+			if all {
+				work = append(work, task{job: j, cached: c.outputs})
+			}
+			continue
+		}
+		t := task{job: j, run: true}
+		if c != nil {
+			t.cached = c.outputs // to compare the new bytes with
+		}
+		work = append(work, t)
 	}
 
 	var (
-		mu       sync.Mutex
-		firstErr error
-		next     int
-		wg       sync.WaitGroup
-		keep     = make(map[string]bool, len(jobs))
+		next  atomic.Int64
+		mu    sync.Mutex
+		first error
+		wg    sync.WaitGroup
 	)
 	fail := func(err error) {
 		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
+		if first == nil {
+			first = err
 		}
 		mu.Unlock()
 	}
-	take := func() (job, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= len(jobs) || firstErr != nil || ctx.Err() != nil {
-			return job{}, false
-		}
-		next++
-		return jobs[next-1], true
-	}
 	// Jobs also write their outputs (emit), so more workers than cores keep
 	// the cores busy while some wait on the file system.
-	for range min(4*runtime.GOMAXPROCS(0), len(jobs)) {
+	for range min(4*runtime.GOMAXPROCS(0), len(work)) {
 		wg.Go(func() {
-			for j, ok := take(); ok; j, ok = take() {
-				outs, fresh, err := r.runJob(j, &mu, keep)
-				if err != nil {
-					fail(fmt.Errorf("render: %s: %w", j.key, err))
+			for i := int(next.Add(1) - 1); i < len(work); i = int(next.Add(1) - 1) {
+				if ctx.Err() != nil {
+					fail(ctx.Err())
 					return
 				}
-				var n int64
+				t := &work[i]
+				outs := t.cached
+				if t.run {
+					var err error
+					if outs, err = t.job.render(); err != nil {
+						fail(fmt.Errorf("render: %s: %w", t.job.key, err))
+						return
+					}
+					t.changed = !sameOutputs(t.cached, outs)
+					t.cached = outs
+				}
+				if !all && !t.changed {
+					continue
+				}
 				for _, o := range outs {
-					n += int64(len(o.Data))
-					if err := emit(o, fresh); err != nil {
+					if err := emit(o); err != nil {
 						fail(err)
 						return
 					}
 				}
-				mu.Lock()
-				stats.Bytes += n
-				if fresh {
-					stats.Rendered++
-				}
-				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	if firstErr == nil {
-		firstErr = ctx.Err()
+	if first != nil {
+		return stats, first
 	}
-	if firstErr != nil {
-		return stats, firstErr
+	for _, t := range work {
+		if !t.run {
+			continue
+		}
+		for _, o := range t.cached {
+			stats.Bytes += int64(len(o.Data))
+		}
+		if t.changed {
+			stats.Rendered++
+		}
+		if r.opts.Cache {
+			r.cache[t.job.key] = &cached{fp: t.job.fp, outputs: t.cached, generation: r.generation}
+		}
 	}
-	for k := range r.cache {
-		if !keep[k] {
+	for k, c := range r.cache {
+		if c.generation != r.generation {
 			delete(r.cache, k)
 		}
 	}
 	return stats, nil
 }
 
-// Forget empties the cache, so the next Render runs every job. Call it when
-// the outputs of a Render could not be published.
-func (r *Renderer) Forget() { clear(r.cache) }
-
-// runJob returns the job's outputs, from the cache when its fingerprint is
-// unchanged.
-func (r *Renderer) runJob(j job, mu *sync.Mutex, keep map[string]bool) ([]Output, bool, error) {
-	if r.opts.Cache {
-		mu.Lock()
-		c, hit := r.cache[j.key]
-		keep[j.key] = true
-		mu.Unlock()
-		if hit && c.fp == j.fp {
-			return c.outputs, false, nil
+// checkPaths rejects an output path that is not clean, or that two jobs
+// produce.
+func checkPaths(jobs []job) error {
+	seen := make(map[string]string, 2*len(jobs))
+	for _, j := range jobs {
+		for _, p := range j.paths {
+			if err := checkOutputPath(p); err != nil {
+				return fmt.Errorf("render: %s: %w", j.key, err)
+			}
+			if other, dup := seen[p]; dup {
+				return fmt.Errorf("render: %s and %s both produce %s", other, j.key, p)
+			}
+			seen[p] = j.key
 		}
 	}
+	return nil
+}
+
+// task is one job of a Render as the workers see it.
+type task struct {
+	job     job
+	run     bool     // inputs changed: render it
+	cached  []Output // the previous outputs; after a run, the new ones
+	changed bool     // the run changed the bytes
+}
+
+// Forget empties the cache, so the next Render runs every job. Call it when
+// the outputs of a Render could not be published.
+func (r *Renderer) Forget() {
+	clear(r.cache)
+	r.planned, r.paths = plannedPages{}, nil
+}
+
+// render runs the job and names its outputs.
+func (j job) render() ([]Output, error) {
 	data, err := j.run()
 	if err != nil {
-		return nil, true, err
+		return nil, err
 	}
 	if len(data) != len(j.paths) {
-		return nil, true, fmt.Errorf("produced %d files for %d paths", len(data), len(j.paths))
+		return nil, fmt.Errorf("produced %d files for %d paths", len(data), len(j.paths))
 	}
 	outs := make([]Output, len(data))
 	for i := range data {
 		outs[i] = Output{Path: j.paths[i], Data: data[i]}
 	}
-	if !r.opts.Cache {
-		return outs, true, nil
-	}
-	mu.Lock()
-	c, hit := r.cache[j.key]
-	r.cache[j.key] = cached{fp: j.fp, outputs: outs}
-	mu.Unlock()
-	// Inputs changed but the bytes did not (a sitemap after a title edit):
-	// nothing to write.
-	return outs, !hit || !sameOutputs(c.outputs, outs), nil
+	return outs, nil
 }
 
 func sameOutputs(a, b []Output) bool {

@@ -183,6 +183,7 @@ func (b *build) sitemapJob(all []string) job {
 		fp.str(p)
 	}
 	return job{key: "sitemap", paths: []string{sitemapPath}, fp: fp.sum(), run: func() ([][]byte, error) {
+		all := slices.Sorted(slices.Values(all))
 		dates := map[string]string{}
 		for _, p := range b.s.Pages {
 			dates[p.Path] = p.Date.String()
@@ -207,6 +208,7 @@ func (b *build) indexTxtJob(all []string) job {
 		fp.str(p)
 	}
 	return job{key: "index.txt", paths: []string{indexTxtPath}, fp: fp.sum(), run: func() ([][]byte, error) {
+		all := slices.Sorted(slices.Values(all))
 		var w bytes.Buffer
 		for _, p := range all {
 			if p == headersPath || p == redirectsPath {

@@ -31,7 +31,8 @@ import (
 // Options configure a Watcher.
 type Options struct {
 	// Debounce is the quiet time after the last event before a batch is
-	// delivered; 0 means 10 ms, long enough to join the writes of one save.
+	// delivered; 0 means 4 ms, long enough to join the writes of one save
+	// (editors write, or write and rename, within a millisecond).
 	Debounce time.Duration
 	// MaxWait delivers a batch even while events keep arriving; 0 means
 	// 250 ms.
@@ -55,7 +56,7 @@ type Watcher struct {
 // New starts watching root and every folder under it.
 func New(root string, opts Options) (*Watcher, error) {
 	if opts.Debounce <= 0 {
-		opts.Debounce = 10 * time.Millisecond
+		opts.Debounce = 4 * time.Millisecond
 	}
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = 250 * time.Millisecond

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/proofsite/proofsite/cmd/sitebench/corpus"
+)
+
+// genDir is where the corpus goes inside the proofsite content folder; it
+// publishes at corpus.LinkPrefix.
+const genDir = "pages/gen"
+
+// workspace is one generated site in both generators' formats, with the
+// output folders the benchmark builds into. Every path is absolute, so the
+// tools see the same paths whatever their working directory.
+type workspace struct {
+	pages []corpus.Page
+
+	dir       string // work/n5000
+	psContent string // the project's content plus pages/gen/
+	psOut     string
+	psData    string // never created: keeps a developer's ./data chain out of the builds
+	hugoSite  string // config, layouts, content/gen/
+	hugoOut   string
+	caches    string // parent of Hugo's fresh cache folders
+}
+
+// newWorkspace generates an n-page corpus from seed and writes it into a
+// fresh copy of contentDir and a fresh Hugo site under work/n<N>.
+func newWorkspace(work, contentDir string, seed uint64, n int) (*workspace, error) {
+	dir, err := filepath.Abs(filepath.Join(work, fmt.Sprintf("n%d", n)))
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	ws := &workspace{
+		pages:     corpus.Generate(seed, n),
+		dir:       dir,
+		psContent: filepath.Join(dir, "proofsite", "content"),
+		psOut:     filepath.Join(dir, "proofsite", "public"),
+		psData:    filepath.Join(dir, "proofsite", "data"),
+		hugoSite:  filepath.Join(dir, "hugo", "site"),
+		hugoOut:   filepath.Join(dir, "hugo", "public"),
+		caches:    filepath.Join(dir, "hugo", "cache"),
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if err := writeProofsiteSite(ws.psContent, contentDir, ws.pages); err != nil {
+		return nil, fmt.Errorf("workspace: proofsite site: %w", err)
+	}
+	if err := writeHugoSite(ws.hugoSite, ws.pages); err != nil {
+		return nil, fmt.Errorf("workspace: hugo site: %w", err)
+	}
+	if err := os.MkdirAll(ws.caches, 0o755); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	return ws, nil
+}
+
+// writeProofsiteSite copies the project's content folder to dst and adds the
+// pages under pages/gen/.
+func writeProofsiteSite(dst, contentDir string, pages []corpus.Page) error {
+	info, err := os.Stat(contentDir)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s is not a folder", contentDir)
+	}
+	gen := filepath.Join(dst, filepath.FromSlash(genDir))
+	if _, err := os.Stat(filepath.Join(contentDir, filepath.FromSlash(genDir))); err == nil {
+		return errors.New(contentDir + "/" + genDir + " exists already; the corpus would mix with it")
+	}
+	if err := os.CopyFS(dst, os.DirFS(contentDir)); err != nil {
+		return err
+	}
+	return corpus.Write(gen, pages)
+}
+
+// proofsitePage returns the source file of page name in the proofsite content.
+func (ws *workspace) proofsitePage(name string) string {
+	return filepath.Join(ws.psContent, filepath.FromSlash(genDir), name+".md")
+}
+
+// hugoPage returns the source file of page name in the Hugo site.
+func (ws *workspace) hugoPage(name string) string {
+	return filepath.Join(ws.hugoSite, "content", "gen", name+".md")
+}
