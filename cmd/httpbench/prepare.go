@@ -48,7 +48,10 @@ func newWorkDirs(root string) (workDirs, error) {
 		return workDirs{}, err
 	}
 	w := workDirs{
-		root: root, data: filepath.Join(root, "data"), public: filepath.Join(root, "public"),
+		// The site's name starts with "_" so that the go command skips the
+		// Go source a build publishes (downloads/verify-ledger.go): the
+		// work folder is inside the module.
+		root: root, data: filepath.Join(root, "data"), public: filepath.Join(root, "_site"),
 		nginx: filepath.Join(root, "nginx"), logs: filepath.Join(root, "logs"),
 	}
 	for _, d := range []string{root, w.nginx, w.logs} {
