@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,7 +68,8 @@ func writeWithGeneratedAt(w io.Writer, doc []byte, at time.Time) error {
 // immutable snapshot"), so memory a cached key shares with a new one holds
 // the same data. It is safe for concurrent use.
 type jsonMemo[K, D any] struct {
-	last atomic.Pointer[memoEntry[K, D]]
+	last    atomic.Pointer[memoEntry[K, D]]
+	scratch sync.Pool // of *K, see sameKey
 }
 
 type memoEntry[K, D any] struct {
@@ -80,7 +82,7 @@ type memoEntry[K, D any] struct {
 // encoding as huma's JSON format writes it (no HTML escaping), without the
 // trailing newline. Neither may be modified.
 func (m *jsonMemo[K, D]) get(key K, build func(K) D) (D, []byte, error) {
-	if e := m.last.Load(); e != nil && equalValues(reflect.ValueOf(&e.key).Elem(), reflect.ValueOf(&key).Elem(), 0) {
+	if e := m.last.Load(); e != nil && m.sameKey(&e.key, key) {
 		return e.doc, e.json, nil
 	}
 	doc := build(key)
@@ -93,6 +95,22 @@ func (m *jsonMemo[K, D]) get(key K, build func(K) D) (D, []byte, error) {
 	e := &memoEntry[K, D]{key: key, doc: doc, json: bytes.TrimSuffix(b.Bytes(), []byte("\n"))}
 	m.last.Store(e)
 	return e.doc, e.json, nil
+}
+
+// sameKey reports whether key equals *cached. reflect needs the key behind
+// a pointer, which would move every request's key to the heap; a pooled copy
+// does not allocate.
+func (m *jsonMemo[K, D]) sameKey(cached *K, key K) bool {
+	p, _ := m.scratch.Get().(*K)
+	if p == nil {
+		p = new(K)
+	}
+	*p = key
+	same := equalValues(reflect.ValueOf(cached).Elem(), reflect.ValueOf(p).Elem(), 0)
+	var zero K
+	*p = zero // keep no snapshot alive from the pool
+	m.scratch.Put(p)
+	return same
 }
 
 // maxEqualDepth bounds equalValues; deeper values count as different.
