@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -72,6 +73,7 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if *authFile != "" && !*publishClaims {
 		return usagef("--authorization needs --publish")
 	}
+	tuneGC(env)
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
@@ -148,4 +150,20 @@ func startCPUProfile(file string) (stop func(), err error) {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// tuneGC makes the garbage collector run less often during a build. A build
+// keeps little alive (the content, ~25 MB for 5,000 pages) while allocating
+// a lot (parse trees, highlighted code: ~800 MB), so the default GOGC=100
+// collects about forty times; 400 cuts the build's CPU by a third for a peak
+// RSS still well under Hugo's (see cmd/sitebench). A soft limit of 1 GiB
+// keeps very large sites in bounds. GOGC and GOMEMLIMIT in the environment
+// win.
+func tuneGC(env *environment) {
+	if env.getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if env.getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }

@@ -41,24 +41,9 @@ run keygen and sign on the Bridge's own machine.
 var errDenied = errors.New("gate: DENY")
 
 func runGate(ctx context.Context, env *environment, args []string) error {
-	sub := map[string]func(context.Context, *environment, []string) error{
-		"keygen": runGateKeygen,
-		"sign":   runGateSign,
-		"check":  runGateCheck,
-		"demo":   runGateDemo,
-	}
-	if len(args) == 0 {
-		return usagef("missing subcommand (keygen, sign, check or demo)")
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.stdout, "Usage: proofsite gate %s\n\n%s", gateSynopsis, gateSummaries)
-		return nil
-	}
-	run, ok := sub[args[0]]
-	if !ok {
-		return usagef("unknown subcommand %q (keygen, sign, check or demo)", args[0])
-	}
-	return run(ctx, env, args[1:])
+	return dispatch(ctx, env, "gate", gateSynopsis+"\n\n"+gateSummaries, []subcommand{
+		{"keygen", runGateKeygen}, {"sign", runGateSign}, {"check", runGateCheck}, {"demo", runGateDemo},
+	}, args)
 }
 
 func runGateKeygen(_ context.Context, env *environment, args []string) error {

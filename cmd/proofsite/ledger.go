@@ -37,24 +37,9 @@ const (
 var errVerifyFailed = errors.New("verification failed")
 
 func runLedger(ctx context.Context, env *environment, args []string) error {
-	sub := map[string]func(context.Context, *environment, []string) error{
-		"init":   runLedgerInit,
-		"append": runLedgerAppend,
-		"verify": runLedgerVerify,
-		"export": runLedgerExport,
-	}
-	if len(args) == 0 {
-		return usagef("missing subcommand (init, append, verify or export)")
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintf(env.stdout, "Usage: proofsite ledger %s\n\n%s", ledgerSynopsis, ledgerSummaries)
-		return nil
-	}
-	run, ok := sub[args[0]]
-	if !ok {
-		return usagef("unknown subcommand %q (init, append, verify or export)", args[0])
-	}
-	return run(ctx, env, args[1:])
+	return dispatch(ctx, env, "ledger", ledgerSynopsis+"\n\n"+ledgerSummaries, []subcommand{
+		{"init", runLedgerInit}, {"append", runLedgerAppend}, {"verify", runLedgerVerify}, {"export", runLedgerExport},
+	}, args)
 }
 
 // ledgerFlags are the flags every ledger subcommand has.

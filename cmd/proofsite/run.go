@@ -103,6 +103,35 @@ func printHelp(w io.Writer) {
 	}
 }
 
+// subcommand is one subcommand of a command group such as "ledger".
+type subcommand struct {
+	name string
+	run  func(ctx context.Context, env *environment, args []string) error
+}
+
+// dispatch runs the subcommand of group that args[0] names; help prints
+// usage (synopsis and summaries).
+func dispatch(ctx context.Context, env *environment, group, help string, subs []subcommand, args []string) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	list := strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	if len(args) == 0 {
+		return usagef("missing subcommand (%s)", list)
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprintf(env.stdout, "Usage: proofsite %s %s", group, help)
+		return nil
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, env, args[1:])
+		}
+	}
+	return usagef("unknown subcommand %q (%s)", args[0], list)
+}
+
 // newFlagSet returns a flag set that reports errors instead of exiting and
 // prints its usage to stderr.
 func newFlagSet(env *environment, name, synopsis string) *flag.FlagSet {
