@@ -201,32 +201,64 @@ func (s *Server) chainStatus() ChainStatus {
 	return ChainStatus{ChainState: state, Fresh: Fresh{GeneratedAt: now.UTC()}, doc: doc}
 }
 
-// statusInputs is everything a ChainState is computed from.
+// statusInputs is exactly what a ChainState shows of the chain, read from
+// it on every request and compared with the last one (jsonMemo): only when
+// it changed is the status built and encoded again.
 type statusInputs struct {
-	day           int64
-	head, genesis ledger.Block
-	count         int64
+	day, count    int64
+	head, genesis blockInput
 	keys          ledger.KeySet
-	verdict       ledger.Verdict
-	verified      bool // verdict is set: the first full walk has run
+	verified      bool // a verdict exists: the first full walk has run
+	pass          bool // the verdict passes
+	spineValid    bool
+	verdict       string
+	checkpoint    *ledger.Checkpoint
+	lastFullWalk  *time.Time
+}
+
+// blockInput is what a BlockRef shows of a block; ok is false for the zero
+// block (no ref).
+type blockInput struct {
+	ref BlockRef
+	ok  bool
+}
+
+func newBlockInput(b ledger.Block) blockInput {
+	if r := blockRef(b); r != nil {
+		return blockInput{ref: *r, ok: true}
+	}
+	return blockInput{}
+}
+
+func (in blockInput) blockRef() *BlockRef {
+	if !in.ok {
+		return nil
+	}
+	r := in.ref
+	return &r
 }
 
 func (s *Server) statusInputs(now time.Time) statusInputs {
-	v, ok := s.chain.Verdict()
-	return statusInputs{day: s.chain.Day(now), head: s.chain.Head(), genesis: s.chain.Genesis(), count: s.chain.Count(),
-		keys: s.chain.Keys(), verdict: v, verified: ok}
+	in := statusInputs{day: s.chain.Day(now), count: s.chain.Count(), keys: s.chain.Keys(),
+		head: newBlockInput(s.chain.Head()), genesis: newBlockInput(s.chain.Genesis())}
+	if v, ok := s.chain.Verdict(); ok {
+		in.verified, in.pass, in.spineValid, in.verdict = true, v.Pass(), v.CanonicalSpineValid, v.Verdict
+		in.checkpoint, in.lastFullWalk = v.Checkpoint, v.LastFullWalkAt
+	}
+	return in
 }
 
 // chainState computes the chain status from its inputs.
 func chainState(in statusInputs) ChainState {
-	st := ChainState{Status: "verifying", Day: in.day, Head: blockRef(in.head), Genesis: blockRef(in.genesis),
+	st := ChainState{Status: "verifying", Day: in.day, Head: in.head.blockRef(), Genesis: in.genesis.blockRef(),
 		Blocks: in.count, Keys: in.keys.Published()}
-	if v := in.verdict; in.verified {
+	if in.verified {
 		st.Status = "failing"
-		if v.Pass() {
+		if in.pass {
 			st.Status = "ok"
 		}
-		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &v.CanonicalSpineValid, v.Verdict, v.Checkpoint, v.LastFullWalkAt
+		spineValid := in.spineValid
+		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &spineValid, in.verdict, in.checkpoint, in.lastFullWalk
 	}
 	return st
 }
