@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
 run: $(BIN)
@@ -55,7 +55,7 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger
+bench: bench-site bench-ledger bench-http
 
 ## bench-ledger: durable appends/s, incremental verify per append, raw crypto
 ## rate, and full walks of 100k and 1M stored blocks against that raw rate
@@ -63,6 +63,19 @@ bench: bench-site bench-ledger
 bench-ledger:
 	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
+
+## bench-http: requests/s and p99 of the live edge under wrk on loopback,
+## against a bare fiber JSON handler and nginx serving the same 10 KB page,
+## measured in the same run; prints a markdown report. Work files, logs and
+## results.md go to bench/out/http/ (ignored). Pass flags with
+## HTTPBENCH_FLAGS="--rounds 5"; "go run ./cmd/httpbench -h" lists them.
+bench-http: $(BIN)
+	@if ! command -v wrk >/dev/null || ! PATH="$$PATH:/usr/sbin" command -v nginx >/dev/null; then \
+		echo "wrk or nginx not found; installing Debian's packages"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq wrk nginx || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq wrk nginx; }; fi
+	$(GO) build -o bin/httpbench ./cmd/httpbench
+	bin/httpbench --bin $(BIN) --work bench/out/http $(HTTPBENCH_FLAGS)
 
 ## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s

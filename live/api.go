@@ -106,10 +106,12 @@ type reply[T any] struct{ Body T }
 
 // apiConfig is huma's default configuration without the per-response
 // $schema links and without the documentation UI (which loads scripts from
-// a CDN): the descriptions are served as plain JSON.
+// a CDN): the descriptions are served as plain JSON. Bodies that carry
+// their own encoding are written as they are (jsonFormat).
 func apiConfig(title, version, description, server string) huma.Config {
 	cfg := huma.DefaultConfig(title, version)
 	cfg.CreateHooks = nil
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat, "json": jsonFormat}
 	cfg.OpenAPIPath, cfg.DocsPath, cfg.SchemasPath = "", "", ""
 	cfg.Info.Description = description
 	cfg.Info.License = &huma.License{Name: "CC0-1.0", Identifier: "CC0-1.0"}

@@ -35,7 +35,10 @@ var errNotVerified = problem(http.StatusServiceUnavailable, "unavailable", "the 
 type VerdictResponse struct {
 	ledger.Verdict
 	Fresh
+	doc []byte // the Verdict's encoding, when the handler has it (see jsonMemo)
 }
+
+func (r VerdictResponse) encoded() ([]byte, time.Time) { return r.doc, r.GeneratedAt }
 
 // TableResponse is the strict table of spec 2.2: every row in index order,
 // the documented seams included, public metadata only.
@@ -79,6 +82,16 @@ func blockRef(b ledger.Block) *BlockRef {
 // ChainStatus is spec 2.3: where the chain stands, its published keys and
 // how fresh the verification is.
 type ChainStatus struct {
+	ChainState
+	Fresh
+	doc []byte // the ChainState's encoding, when the handler has it (see jsonMemo)
+}
+
+func (st ChainStatus) encoded() ([]byte, time.Time) { return st.doc, st.GeneratedAt }
+
+// ChainState is a ChainStatus without its generation time: it changes only
+// with the chain (and the day).
+type ChainState struct {
 	Status              string                `json:"status" enum:"ok,failing,verifying"`
 	Day                 int64                 `json:"day" doc:"Days since the genesis block"`
 	Head                *BlockRef             `json:"head"`
@@ -89,7 +102,6 @@ type ChainStatus struct {
 	Checkpoint          *ledger.Checkpoint    `json:"checkpoint" doc:"Keep it: a later chain must extend it (verify-ledger --checkpoint)"`
 	Keys                []ledger.PublishedKey `json:"keys" doc:"Writer and witness keys; pin them"`
 	LastFullWalkAt      *time.Time            `json:"last_full_walk_at"`
-	Fresh
 }
 
 // LatestState is the latest public chain state on the API origin.
@@ -111,7 +123,9 @@ func (d *definition) registerProof() {
 		if !ok {
 			return VerdictResponse{}, errNotVerified
 		}
-		return VerdictResponse{Verdict: v, Fresh: fresh()}, nil
+		// On an error doc is nil: huma encodes the response itself, and reports it.
+		v, doc, _ := s.verdictJSON.get(v, func(v ledger.Verdict) ledger.Verdict { return v })
+		return VerdictResponse{Verdict: v, Fresh: fresh(), doc: doc}, nil
 	})
 
 	table := func(ctx context.Context, q *TableQuery) (*reply[TableResponse], error) {
@@ -182,16 +196,70 @@ func (s *Server) strictTable(ctx context.Context) (*reply[TableResponse], error)
 
 func (s *Server) chainStatus() ChainStatus {
 	now := time.Now()
-	st := ChainStatus{Status: "verifying", Day: s.chain.Day(now), Head: blockRef(s.chain.Head()), Genesis: blockRef(s.chain.Genesis()),
-		Blocks: s.chain.Count(), Keys: s.chain.Keys().Published()}
+	// On an error doc is nil: huma encodes the status itself, and reports it.
+	state, doc, _ := s.statusJSON.get(s.statusInputs(now), chainState)
+	return ChainStatus{ChainState: state, Fresh: Fresh{GeneratedAt: now.UTC()}, doc: doc}
+}
+
+// statusInputs is exactly what a ChainState shows of the chain, read from
+// it on every request and compared with the last one (jsonMemo): only when
+// it changed is the status built and encoded again.
+type statusInputs struct {
+	day, count    int64
+	head, genesis blockInput
+	keys          ledger.KeySet
+	verified      bool // a verdict exists: the first full walk has run
+	pass          bool // the verdict passes
+	spineValid    bool
+	verdict       string
+	checkpoint    *ledger.Checkpoint
+	lastFullWalk  *time.Time
+}
+
+// blockInput is what a BlockRef shows of a block; ok is false for the zero
+// block (no ref).
+type blockInput struct {
+	ref BlockRef
+	ok  bool
+}
+
+func newBlockInput(b ledger.Block) blockInput {
+	if r := blockRef(b); r != nil {
+		return blockInput{ref: *r, ok: true}
+	}
+	return blockInput{}
+}
+
+func (in blockInput) blockRef() *BlockRef {
+	if !in.ok {
+		return nil
+	}
+	r := in.ref
+	return &r
+}
+
+func (s *Server) statusInputs(now time.Time) statusInputs {
+	in := statusInputs{day: s.chain.Day(now), count: s.chain.Count(), keys: s.chain.Keys(),
+		head: newBlockInput(s.chain.Head()), genesis: newBlockInput(s.chain.Genesis())}
 	if v, ok := s.chain.Verdict(); ok {
+		in.verified, in.pass, in.spineValid, in.verdict = true, v.Pass(), v.CanonicalSpineValid, v.Verdict
+		in.checkpoint, in.lastFullWalk = v.Checkpoint, v.LastFullWalkAt
+	}
+	return in
+}
+
+// chainState computes the chain status from its inputs.
+func chainState(in statusInputs) ChainState {
+	st := ChainState{Status: "verifying", Day: in.day, Head: in.head.blockRef(), Genesis: in.genesis.blockRef(),
+		Blocks: in.count, Keys: in.keys.Published()}
+	if in.verified {
 		st.Status = "failing"
-		if v.Pass() {
+		if in.pass {
 			st.Status = "ok"
 		}
-		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &v.CanonicalSpineValid, v.Verdict, v.Checkpoint, v.LastFullWalkAt
+		spineValid := in.spineValid
+		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &spineValid, in.verdict, in.checkpoint, in.lastFullWalk
 	}
-	st.Fresh = Fresh{GeneratedAt: now.UTC()}
 	return st
 }
 

@@ -267,25 +267,25 @@ func (s *staticSite) serve(c *fiber.Ctx) error {
 		}
 		status = fiber.StatusNotFound
 	}
-	c.Set(fiber.HeaderVary, "Accept, Accept-Encoding")
+	varyHeader.set(c)
 	c.Set(fiber.HeaderETag, f.etag)
 	if strings.HasPrefix(c.Path(), "/assets/") {
-		c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
+		immutableHeader.set(c)
 	} else {
-		c.Set(fiber.HeaderCacheControl, "public, max-age=0, must-revalidate")
+		revalidateHeader.set(c)
 	}
 	if strings.HasPrefix(f.ctype, "text/html") {
-		c.Set(fiber.HeaderContentSecurityPolicy, htmlCSP)
+		htmlCSPHeader.set(c)
 	}
 	if status == fiber.StatusOK && etagMatches(c.Get(fiber.HeaderIfNoneMatch), f.etag) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Status(status)
-	c.Set(fiber.HeaderContentType, f.ctype)
+	c.Response().Header.SetContentType(f.ctype)
 	body := f.data
 	if acceptsGzip(c.Get(fiber.HeaderAcceptEncoding)) {
 		if gz := f.gzipped(); gz != nil {
-			c.Set(fiber.HeaderContentEncoding, "gzip")
+			gzipHeader.set(c)
 			body = gz
 		}
 	}
@@ -329,6 +329,9 @@ func prefersMarkdown(accept string) bool {
 // mediaQuality returns the q value given to name in an Accept or
 // Accept-Encoding header, and whether it is named at all.
 func mediaQuality(header, name string) (float64, bool) {
+	if header == "" { // most requests of scripts and benchmarks
+		return 0, false
+	}
 	for part := range strings.SplitSeq(header, ",") {
 		fields := strings.Split(part, ";")
 		if !strings.EqualFold(strings.TrimSpace(fields[0]), name) {

@@ -29,6 +29,14 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
+	// Hidden: profile the server until it stops, for "make bench-http".
+	if file := env.getenv("PROOFSITE_CPUPROFILE"); file != "" {
+		stop, err := startCPUProfile(file)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	limit, err := live.ParseLimit(*postLimit)
 	if err != nil {

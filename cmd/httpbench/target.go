@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// target is one URL under load and the bar it must clear.
+type target struct {
+	name     string        // short label: progress lines, log files
+	label    string        // what the table calls it
+	server   string        // what answers it
+	short    string        // what the table calls it as a baseline
+	url      string        // full URL on loopback
+	pgid     int           // process group of the server that answers
+	static   bool          // serves the static page: its body is checked
+	baseline *target       // what it is compared with; nil for a baseline
+	minRatio float64       // of the baseline's median requests/s
+	maxP99   time.Duration // bar for the median p99; 0 for none
+	results  []wrkResult   // one per round
+}
+
+// server is one running server: its base URL and its process group.
+type server struct {
+	url  string
+	pgid int
+}
+
+// servers are the three servers of one run.
+type servers struct{ proofsite, bare, nginx server }
+
+// newTargets returns the targets in table order: each baseline comes just
+// before or after what is compared with it.
+func newTargets(s servers) []*target {
+	bare := &target{name: "bare", label: "bare fiber JSON `" + barePath + "`", server: "fiber, no middleware", short: "bare fiber", url: s.bare.url + barePath, pgid: s.bare.pgid}
+	nginx := &target{name: "static-nginx", label: "10 KB static page", server: "nginx", short: "nginx", url: s.nginx.url + pagePath, pgid: s.nginx.pgid, static: true}
+	return []*target{
+		bare,
+		{name: "verify", label: "`/api/ledger/verify`", server: "proofsite", url: s.proofsite.url + "/api/ledger/verify", pgid: s.proofsite.pgid,
+			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
+		{name: "status", label: "`/api/chain/status`", server: "proofsite", url: s.proofsite.url + "/api/chain/status", pgid: s.proofsite.pgid,
+			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
+		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite.url + pagePath, pgid: s.proofsite.pgid, static: true,
+			baseline: nginx, minRatio: 0.8},
+		nginx,
+	}
+}
+
+// summary is a target's line of the table.
+type summary struct {
+	t     *target
+	rps   float64       // median requests/s across rounds
+	p99   time.Duration // median p99 across rounds
+	ratio float64       // rps over the baseline's; 0 for a baseline
+	pass  bool
+	note  string // why it failed, or "" when it passed
+}
+
+// summarize reduces a target's rounds to medians and judges it. A target
+// fails when it or its baseline had a non-2xx response or a socket error,
+// when its ratio is under minRatio, or when its p99 is at or over maxP99.
+func summarize(t *target) summary {
+	s := summary{t: t, rps: medianRate(t.results), p99: medianP99(t.results), pass: true}
+	var fails []string
+	if n, sock := errorCounts(t.results); n+sock > 0 {
+		fails = append(fails, fmt.Sprintf("%d non-2xx, %d socket errors", n, sock))
+	}
+	if b := t.baseline; b != nil {
+		if n, sock := errorCounts(b.results); n+sock > 0 {
+			fails = append(fails, "baseline had errors")
+		}
+		if base := medianRate(b.results); base > 0 {
+			s.ratio = s.rps / base
+		}
+		if s.ratio < t.minRatio {
+			fails = append(fails, fmt.Sprintf("ratio under %.2fx", t.minRatio))
+		}
+	}
+	if t.maxP99 > 0 && s.p99 >= t.maxP99 {
+		fails = append(fails, "p99 not under "+fmtBar(t.maxP99))
+	}
+	if len(fails) > 0 {
+		s.pass, s.note = false, strings.Join(fails, "; ")
+	}
+	return s
+}
+
+func medianRate(rs []wrkResult) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = r.RequestsPerSec
+	}
+	return median(xs)
+}
+
+func medianP99(rs []wrkResult) time.Duration {
+	xs := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		xs[i] = r.P99
+	}
+	return median(xs)
+}
+
+func errorCounts(rs []wrkResult) (non2xx, socket int64) {
+	for _, r := range rs {
+		non2xx += r.Non2xx
+		socket += r.SocketErrors
+	}
+	return non2xx, socket
+}
