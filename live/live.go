@@ -71,8 +71,8 @@ type Server struct {
 	clientIP *clientIPs
 	log      *slog.Logger
 
-	verdictJSON jsonMemo[ledger.Verdict, ledger.Verdict] // /api/ledger/verify's document
-	statusJSON  jsonMemo[statusInputs, ChainState]       // /api/chain/status's document
+	verdictJSON docMemo[ledger.Verdict] // /api/ledger/verify's document
+	statusJSON  docMemo[ChainState]     // /api/chain/status's document
 
 	started   time.Time
 	pulses    atomic.Int64

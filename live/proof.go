@@ -26,6 +26,10 @@ type Chain interface {
 	Count() int64
 	Day(now time.Time) int64
 	Keys() ledger.KeySet
+	// Version grows whenever Verdict, StrictTable, Head or Count would
+	// answer differently; documents derived from the chain are kept per
+	// version.
+	Version() uint64
 }
 
 // errNotVerified answers while the first full walk has not finished.
@@ -35,7 +39,7 @@ var errNotVerified = problem(http.StatusServiceUnavailable, "unavailable", "the 
 type VerdictResponse struct {
 	ledger.Verdict
 	Fresh
-	doc []byte // the Verdict's encoding, when the handler has it (see jsonMemo)
+	doc []byte // the Verdict's encoding, when the handler has it (see docMemo)
 }
 
 func (r VerdictResponse) encoded() ([]byte, time.Time) { return r.doc, r.GeneratedAt }
@@ -84,7 +88,7 @@ func blockRef(b ledger.Block) *BlockRef {
 type ChainStatus struct {
 	ChainState
 	Fresh
-	doc []byte // the ChainState's encoding, when the handler has it (see jsonMemo)
+	doc []byte // the ChainState's encoding, when the handler has it (see docMemo)
 }
 
 func (st ChainStatus) encoded() ([]byte, time.Time) { return st.doc, st.GeneratedAt }
@@ -119,12 +123,13 @@ var proofTags = []string{"Proof surface"}
 func (d *definition) registerProof() {
 	s := d.s
 	get(d.proof, "/api/ledger/verify", "ledger-verify", "Ledger verdict", proofTags, func(context.Context) (VerdictResponse, error) {
+		version := s.chain.Version() // before the verdict: see docMemo.get
 		v, ok := s.chain.Verdict()
 		if !ok {
 			return VerdictResponse{}, errNotVerified
 		}
 		// On an error doc is nil: huma encodes the response itself, and reports it.
-		v, doc, _ := s.verdictJSON.get(v, func(v ledger.Verdict) ledger.Verdict { return v })
+		v, doc, _ := s.verdictJSON.get(version, 0, func() ledger.Verdict { return v })
 		return VerdictResponse{Verdict: v, Fresh: fresh(), doc: doc}, nil
 	})
 
@@ -197,68 +202,20 @@ func (s *Server) strictTable(ctx context.Context) (*reply[TableResponse], error)
 func (s *Server) chainStatus() ChainStatus {
 	now := time.Now()
 	// On an error doc is nil: huma encodes the status itself, and reports it.
-	state, doc, _ := s.statusJSON.get(s.statusInputs(now), chainState)
+	state, doc, _ := s.statusJSON.get(s.chain.Version(), s.chain.Day(now), func() ChainState { return s.chainState(now) })
 	return ChainStatus{ChainState: state, Fresh: Fresh{GeneratedAt: now.UTC()}, doc: doc}
 }
 
-// statusInputs is exactly what a ChainState shows of the chain, read from
-// it on every request and compared with the last one (jsonMemo): only when
-// it changed is the status built and encoded again.
-type statusInputs struct {
-	day, count    int64
-	head, genesis blockInput
-	keys          ledger.KeySet
-	verified      bool // a verdict exists: the first full walk has run
-	pass          bool // the verdict passes
-	spineValid    bool
-	verdict       string
-	checkpoint    *ledger.Checkpoint
-	lastFullWalk  *time.Time
-}
-
-// blockInput is what a BlockRef shows of a block; ok is false for the zero
-// block (no ref).
-type blockInput struct {
-	ref BlockRef
-	ok  bool
-}
-
-func newBlockInput(b ledger.Block) blockInput {
-	if r := blockRef(b); r != nil {
-		return blockInput{ref: *r, ok: true}
-	}
-	return blockInput{}
-}
-
-func (in blockInput) blockRef() *BlockRef {
-	if !in.ok {
-		return nil
-	}
-	r := in.ref
-	return &r
-}
-
-func (s *Server) statusInputs(now time.Time) statusInputs {
-	in := statusInputs{day: s.chain.Day(now), count: s.chain.Count(), keys: s.chain.Keys(),
-		head: newBlockInput(s.chain.Head()), genesis: newBlockInput(s.chain.Genesis())}
+// chainState reads the chain status from the chain.
+func (s *Server) chainState(now time.Time) ChainState {
+	st := ChainState{Status: "verifying", Day: s.chain.Day(now), Head: blockRef(s.chain.Head()), Genesis: blockRef(s.chain.Genesis()),
+		Blocks: s.chain.Count(), Keys: s.chain.Keys().Published()}
 	if v, ok := s.chain.Verdict(); ok {
-		in.verified, in.pass, in.spineValid, in.verdict = true, v.Pass(), v.CanonicalSpineValid, v.Verdict
-		in.checkpoint, in.lastFullWalk = v.Checkpoint, v.LastFullWalkAt
-	}
-	return in
-}
-
-// chainState computes the chain status from its inputs.
-func chainState(in statusInputs) ChainState {
-	st := ChainState{Status: "verifying", Day: in.day, Head: in.head.blockRef(), Genesis: in.genesis.blockRef(),
-		Blocks: in.count, Keys: in.keys.Published()}
-	if in.verified {
 		st.Status = "failing"
-		if in.pass {
+		if v.Pass() {
 			st.Status = "ok"
 		}
-		spineValid := in.spineValid
-		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &spineValid, in.verdict, in.checkpoint, in.lastFullWalk
+		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &v.CanonicalSpineValid, v.Verdict, v.Checkpoint, v.LastFullWalkAt
 	}
 	return st
 }

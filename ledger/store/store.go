@@ -122,6 +122,7 @@ type state struct {
 	count         int64
 	verdict       *ledger.Verdict     // nil until the first full walk
 	table         *ledger.StrictTable // strict-table breaks of the last walk, kept current by appends
+	version       uint64              // one more than the snapshot it replaced
 }
 
 func badgerOptions(dir string, log *slog.Logger) badger.Options {
@@ -222,6 +223,11 @@ func (s *Store) Head() ledger.Block { return s.state.Load().head }
 
 // Genesis returns block 0. O(1).
 func (s *Store) Genesis() ledger.Block { return s.state.Load().genesis }
+
+// Version returns a number that grows whenever Head, Count, Verdict or
+// StrictTable would answer differently: an append or a full walk. Readers
+// key what they derive from the chain on it. O(1).
+func (s *Store) Version() uint64 { return s.state.Load().version }
 
 // Count returns the number of rows (on and off the spine). O(1).
 func (s *Store) Count() int64 { return s.state.Load().count }
@@ -392,7 +398,7 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 			prev = b
 		}
 	}
-	s.state.Store(&state{head: st.head, genesis: st.genesis, count: st.count, verdict: &v, table: &table})
+	s.state.Store(&state{head: st.head, genesis: st.genesis, count: st.count, verdict: &v, table: &table, version: st.version + 1})
 	s.log.Debug("full walk", "verdict", v.Verdict, "rows", v.RowsChecked, "spine_length", v.SpineLength, "took", s.opts.Now().Sub(started))
 	res.Verdict = v
 	return res, nil
@@ -475,7 +481,7 @@ func (s *Store) appendLocked(ctx context.Context, b ledger.Block, priv *ledger.P
 	if err := txn.Commit(); err != nil { // synced: SyncWrites is on
 		return fmt.Errorf("ledger: append block %d: %w", b.Index(), err)
 	}
-	next := &state{head: b, genesis: st.genesis, count: st.count + 1}
+	next := &state{head: b, genesis: st.genesis, count: st.count + 1, version: st.version + 1}
 	if st.verdict != nil {
 		v, err := st.verdict.Extend(check)
 		if err != nil {

@@ -123,9 +123,13 @@ func TestFullWalkAndAppend(t *testing.T) {
 	s, dir, _ := newStore(t)
 	ctx := context.Background()
 	var calls int
+	opened := s.Version()
 	res, err := s.FullWalk(ctx, nil, func(int64) { calls++ })
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Version() <= opened {
+		t.Errorf("version %d after a full walk, %d before", s.Version(), opened)
 	}
 	v := res.Verdict
 	if v.Verdict != ledger.VerdictPassWithSeam || *v.StrictTableBreakAtBlock != 153 || v.LastFullWalkAt == nil || calls == 0 {
@@ -133,12 +137,13 @@ func TestFullWalkAndAppend(t *testing.T) {
 	}
 	signers := testSigners()
 	for i := range 3 {
+		before := s.Version()
 		b, err := s.AppendEntry(ctx, Entry{Kind: "inter_node_exchange", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i)), Description: "x"}, signers)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.Index() != int64(200+i) {
-			t.Fatalf("index %d", b.Index())
+		if b.Index() != int64(200+i) || s.Version() <= before {
+			t.Fatalf("index %d, version %d after an append, %d before", b.Index(), s.Version(), before)
 		}
 	}
 	cached, ok := s.Verdict()
