@@ -13,7 +13,7 @@ import (
 // buildTool is one generator of the full-build phase.
 type buildTool struct {
 	name string
-	out  string // output folder, removed before every run
+	out  string // output folder, moved aside before every run (clearOutput)
 	// command returns the build's command line; cache is a fresh, empty
 	// folder the tool may use as its cache.
 	command func(ctx context.Context, cache string) *exec.Cmd
@@ -76,9 +76,9 @@ func fullBuilds(ctx context.Context, cfg config, ws *workspace, log *slog.Logger
 }
 
 // fullBuild runs one full build from an empty output folder and a fresh
-// cache folder.
+// cache folder, on settled file systems.
 func fullBuild(ctx context.Context, ws *workspace, t buildTool) (sample, error) {
-	if err := os.RemoveAll(t.out); err != nil {
+	if err := ws.clearOutput(t.out); err != nil {
 		return sample{}, err
 	}
 	cache, err := os.MkdirTemp(ws.caches, t.name+"-")
@@ -86,6 +86,7 @@ func fullBuild(ctx context.Context, ws *workspace, t buildTool) (sample, error) 
 		return sample{}, err
 	}
 	defer os.RemoveAll(cache)
+	settle()
 	return measure(t.command(ctx, cache))
 }
 

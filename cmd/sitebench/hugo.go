@@ -42,7 +42,8 @@ import (
 //     constitution pages and text, JSON status files, robots.txt, 404.html,
 //     the stylesheet. proofsite therefore writes about twice as many files.
 //   - No caches carried over: every Hugo run gets a fresh --cacheDir, and
-//     both output folders are removed before every run.
+//     both tools build into an empty output folder every run (the earlier
+//     output is moved aside, see clearOutput).
 //
 //go:embed all:hugosite
 var hugoSiteFS embed.FS
@@ -54,7 +55,7 @@ var fairnessNotes = []string{
 	"Same frame: Hugo layouts (baseof/single/list/index/404) print what proofsite's frame prints for a page: head with canonical and alternate links, five-item nav, footer; the section list shows every page with date and summary like proofsite's pages index; the home page lists the ten newest.",
 	"Same paths: Hugo's `uglyURLs` and a permalink publish `gen/p0042.md` at `pages/gen/p0042.html`, proofsite's path.",
 	"Outputs: Hugo writes one HTML file per page, home, one section list, sitemap.xml and 404.html (`disableKinds = [\"taxonomy\", \"term\", \"RSS\"]`). proofsite writes HTML plus a markdown twin per page and its aggregates (home and pages index with twins, llms.txt, sitemap.xml, index.txt, constitution pages and text, JSON status files, robots.txt, 404, stylesheet): about twice the files. Full-build wall times include creating them, so where creating a file is slow (see the work folder row) that weighs twice on proofsite; `-work /dev/shm/...` measures the same builds on tmpfs.",
-	"Full builds: output folders removed before every run, a fresh Hugo `--cacheDir` per run, runs interleaved (proofsite, hugo, proofsite, ...) after one warm-up each; medians reported. Peak RSS is the process's Maxrss from getrusage.",
+	"Full builds: every run writes into an empty output folder (the last run's output is moved aside and deleted only at the end: on ext4, files created within 30 s of a mass deletion cost the creator an inode scan each) on flushed file systems (sync), a fresh Hugo `--cacheDir` per run, runs interleaved (proofsite, hugo, proofsite, ...) after one warm-up each; medians reported. Peak RSS is the process's Maxrss from getrusage.",
 	"Incremental: one page's body is rewritten in place (truncate and write, as an editor saving); latency runs from just before the write until the page's HTML is complete on disk (ends with `</html>`) and holds the edit's marker, seen through fsnotify on its folder with a 1 ms stat poll as a fallback. Edits are spaced so no debounce window merges two.",
 	"Hugo's server runs with `--renderToDisk` and live reload on, so that fast render mode is on (Hugo 0.111 switches it off with `--disableLiveReload`), and the home page is requested once, as a browser open on the site would; `-hugo-nofast` adds a run with `--disableLiveReload`. Hugo's watcher batches file events on a 500 ms tick, which is part of its latency.",
 }

@@ -33,7 +33,7 @@ const (
 type liveTool struct {
 	name   string
 	mode   string                      // how it runs, for the report
-	out    string                      // output folder, removed before the start
+	out    string                      // output folder, moved aside before the start (clearOutput)
 	ready  string                      // output file whose existence means the first build is done
 	source func(name string) string    // source file of generated page name
 	check  func(context.Context) error // returns nil when the tool can run here
@@ -129,7 +129,7 @@ func measureLive(ctx context.Context, cfg config, ws *workspace, t liveTool, log
 		log.Warn("incremental phase skipped", "tool", t.name, "reason", res.Skipped)
 		return res
 	}
-	if err := os.RemoveAll(t.out); err != nil {
+	if err := ws.clearOutput(t.out); err != nil {
 		res.Err = err
 		return res
 	}
@@ -139,6 +139,7 @@ func measureLive(ctx context.Context, cfg config, ws *workspace, t liveTool, log
 		return res
 	}
 	defer os.RemoveAll(cache)
+	settle()
 	cmd, openURL, err := t.command(cache)
 	if err != nil {
 		res.Err = err
