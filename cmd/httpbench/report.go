@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/proofsite/proofsite/cmd/internal/benchstat"
 )
 
 // facts describe the machine and the software of a run.
@@ -144,7 +146,7 @@ func writeReport(w io.Writer, cfg config, sums []summary, targets []*target, f f
 		}
 	}
 	if len(others) > 0 {
-		fmt.Fprintf(w, "- other processes used %s of the machine's CPU during a median run (%s at most)\n", fmtShare(median(others)), fmtShare(slices.Max(others)))
+		fmt.Fprintf(w, "- other processes used %s of the machine's CPU during a median run (%s at most)\n", fmtShare(benchstat.Median(others)), fmtShare(slices.Max(others)))
 	}
 	fmt.Fprintf(w, "- proofsite %s built with %s; bare fiber and proofsite both at GOMAXPROCS=%d, prefork off\n", f.commit, f.goVersion, cfg.gomaxprocs)
 	fmt.Fprintf(w, "- %s; %s, worker_processes auto, access_log off, sendfile on\n", f.wrk, f.nginx)

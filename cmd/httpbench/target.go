@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/proofsite/proofsite/cmd/internal/benchstat"
 )
 
 // target is one URL under load and the bar it must clear.
@@ -91,7 +93,7 @@ func medianRate(rs []wrkResult) float64 {
 	for i, r := range rs {
 		xs[i] = r.RequestsPerSec
 	}
-	return median(xs)
+	return benchstat.Median(xs)
 }
 
 func medianP99(rs []wrkResult) time.Duration {
@@ -99,7 +101,7 @@ func medianP99(rs []wrkResult) time.Duration {
 	for i, r := range rs {
 		xs[i] = r.P99
 	}
-	return median(xs)
+	return benchstat.Median(xs)
 }
 
 func errorCounts(rs []wrkResult) (non2xx, socket int64) {

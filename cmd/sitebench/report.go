@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/proofsite/proofsite/cmd/internal/benchstat"
 )
 
 // Targets of issue 3.
@@ -82,7 +84,7 @@ func (r *report) writeFull(p printer) {
 			wall, cpu, rss := fr.series(tool)
 			sw := summarize(wall)
 			p("| %s | %s | %s | %s–%s | %s | %s | %s |", thousands(fr.Pages), tool, ms(sw.Median), ms(sw.Min), ms(sw.Max),
-				ms(median(cpu)), mib(median(rss)), thousands(fr.Files[tool]))
+				ms(benchstat.Median(cpu)), mib(benchstat.Median(rss)), thousands(fr.Files[tool]))
 		}
 		if wr, cr, rr, ok := fr.ratios(); ok {
 			p("| %s | **proofsite / hugo** | **%s** | | %s | **%s** | |", thousands(fr.Pages), times(wr), times(cr), times(rr))
@@ -155,7 +157,7 @@ func (r *report) writeTargets(p printer) {
 func (r *report) liveMedian(tool string) (time.Duration, bool) {
 	for _, lr := range r.live {
 		if lr.Tool == tool && lr.Err == nil && len(lr.Latencies) > 0 {
-			return median(lr.Latencies), true
+			return benchstat.Median(lr.Latencies), true
 		}
 	}
 	return 0, false
@@ -171,7 +173,7 @@ func (fr fullResult) series(tool string) (wall, cpu []time.Duration, rss []int64
 
 func (fr fullResult) medians(tool string) (wall, cpu time.Duration, rss int64) {
 	w, c, r := fr.series(tool)
-	return median(w), median(c), median(r)
+	return benchstat.Median(w), benchstat.Median(c), benchstat.Median(r)
 }
 
 // ratios returns proofsite's medians over Hugo's: wall, CPU and peak RSS.
