@@ -116,9 +116,9 @@ func (o *Offline) pick(question string) []int {
 			return o.fromDocs(named, hits)
 		}
 	}
-	// A passage counts only when it holds most of the question's words
-	// (at least half and one more, capped at three) and scores well.
-	need := min((len(query)+2)/2, 3)
+	// A passage counts only when it scores well and holds the question's
+	// one word, or at least two of its words.
+	need := min(len(query), 2)
 	var out []int
 	seen := map[string]bool{}
 	best := 0.0

@@ -254,4 +254,3 @@ const (
 	AnthropicModel = "claude-fake-1"
 	OpenAIModel    = "gpt-fake-1"
 )
-
