@@ -254,7 +254,9 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"empty", ai.Config{}, ""},
 		{"anthropic", with(func(*ai.NodeConfig) {}), ""},
-		{"ollama without key", with(func(n *ai.NodeConfig) { n.Provider, n.KeyEnv, n.BaseURL = ai.KindOpenAI, "", "http://127.0.0.1:11434/v1" }), ""},
+		{"ollama without key", with(func(n *ai.NodeConfig) {
+			n.Provider, n.KeyEnv, n.BaseURL = ai.KindOpenAI, "", "http://127.0.0.1:11434/v1"
+		}), ""},
 		{"offline", with(func(n *ai.NodeConfig) { n.Provider, n.Model, n.KeyEnv = ai.KindOffline, "", "" }), ""},
 		{"airlock on a provider", with(func(n *ai.NodeConfig) { n.Designation = "S17_LUMEN" }), ""},
 		{"unknown node", with(func(n *ai.NodeConfig) { n.Designation = "S8_ATLAS" }), "not a node of the roster"},
