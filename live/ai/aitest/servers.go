@@ -254,3 +254,17 @@ const (
 	AnthropicModel = "claude-fake-1"
 	OpenAIModel    = "gpt-fake-1"
 )
+
+// NewSpeechServer starts a fake OpenAI text-to-speech API that answers
+// every request with audio (script.Status, ErrorBody and Delay apply as
+// for the chat servers). Use URL+"/v1" as the base URL.
+func NewSpeechServer(t testing.TB, audio []byte, script Script) *Server {
+	if script.ErrorBody == "" {
+		script.ErrorBody = `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`
+	}
+	plain := func(w http.ResponseWriter, _ *Server, _ string) {
+		w.Header().Set("Content-Type", "audio/mpeg")
+		w.Write(audio)
+	}
+	return newServer(t, script, "/v1/audio/speech", plain, plain)
+}
