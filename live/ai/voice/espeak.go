@@ -145,4 +145,3 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*limitedBuffer)(nil)
-
