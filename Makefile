@@ -6,10 +6,10 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
-run: $(BIN)
+run: tools $(BIN)
 	$(BIN) ledger init --data data --content content
 	$(BIN) build --content content --out public --data data
 	$(BIN) serve --content content --public public --data data --addr $(ADDR)
@@ -30,7 +30,19 @@ $(BIN): FORCE
 	$(GO) build -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
-test: check-generated fmt-check vet staticcheck unit
+test: tools check-generated fmt-check vet staticcheck unit
+
+## tools: install what the voice needs (Debian's espeak-ng and lame) when
+## missing; fails with a clear message when they cannot be installed
+tools:
+	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null; then \
+		echo "espeak-ng or lame not found; installing Debian's packages (the voice route needs them)"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq espeak-ng lame >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame; } || \
+		{ echo "make tools: could not install espeak-ng and lame; install them with: apt-get install espeak-ng lame" >&2; exit 1; }; \
+		command -v espeak-ng >/dev/null && command -v lame >/dev/null || \
+		{ echo "make tools: espeak-ng or lame still missing after apt-get; install them by hand" >&2; exit 1; }; fi
 
 ## generate: regenerate templ components
 generate:
