@@ -123,16 +123,18 @@ func fail(field string, err error, format string, args ...any) error {
 
 // The forms of the members.
 var (
-	hex32    = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	hex64    = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	hex128   = regexp.MustCompile(`^[0-9a-f]{128}$`)
-	keyIDRe  = regexp.MustCompile(`^ed25519:[0-9a-f]{32}$`)
-	nodeRe   = regexp.MustCompile(`^[A-Z0-9_]{1,32}$`)
-	provRe   = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
-	routeRe  = regexp.MustCompile(`^/[A-Za-z0-9/_.-]{0,199}$`)
-	members  = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
-	maxModel = 200
+	hex32   = regexp.MustCompile(`^[0-9a-f]{32}$`)
+	hex64   = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	hex128  = regexp.MustCompile(`^[0-9a-f]{128}$`)
+	keyIDRe = regexp.MustCompile(`^ed25519:[0-9a-f]{32}$`)
+	nodeRe  = regexp.MustCompile(`^[A-Z0-9_]{1,32}$`)
+	provRe  = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+	routeRe = regexp.MustCompile(`^/[A-Za-z0-9/_.-]{0,199}$`)
+	members = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
 )
+
+// maxModel bounds the model member, in characters.
+const maxModel = 200
 
 // check validates the form of every member.
 func (r Receipt) check() error {

@@ -50,11 +50,16 @@ type Provider interface {
 	Stream(ctx context.Context, req Request, delta func(string) error) (Completion, error)
 }
 
-// CheckText validates a message, topic or question: not empty after
-// trimming, valid UTF-8 without control characters other than tab,
-// newline and carriage return, and at most MaxTextRunes characters. It
-// returns the text trimmed of surrounding white space.
-func CheckText(s string) (string, error) {
+// CheckText validates a message, topic or question: at most
+// MaxTextRunes characters (see CheckTextMax).
+func CheckText(s string) (string, error) { return CheckTextMax(s, MaxTextRunes) }
+
+// CheckTextMax validates a text for a node or the voice: not empty after
+// trimming (ErrEmptyText), valid UTF-8 without control characters other
+// than tab, newline and carriage return (ErrInvalidText), and at most
+// maxRunes characters (ErrTextTooLong). It returns the text trimmed of
+// surrounding white space.
+func CheckTextMax(s string, maxRunes int) (string, error) {
 	if !utf8.ValidString(s) {
 		return "", ErrInvalidText
 	}
@@ -62,8 +67,8 @@ func CheckText(s string) (string, error) {
 	if s == "" {
 		return "", ErrEmptyText
 	}
-	if n := utf8.RuneCountInString(s); n > MaxTextRunes {
-		return "", fmt.Errorf("%w: %d characters, at most %d", ErrTextTooLong, n, MaxTextRunes)
+	if n := utf8.RuneCountInString(s); n > maxRunes {
+		return "", fmt.Errorf("%w: %d characters, at most %d", ErrTextTooLong, n, maxRunes)
 	}
 	for _, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {

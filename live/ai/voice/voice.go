@@ -28,11 +28,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
+	"github.com/proofsite/proofsite/live/ai"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -57,13 +56,14 @@ const MaxTextRunes = 1000
 var (
 	// ErrInvalidMode: the mode is not one of Modes.
 	ErrInvalidMode = errors.New("voice: invalid mode")
-	// ErrEmptyText: nothing to say after trimming white space.
-	ErrEmptyText = errors.New("voice: empty text")
-	// ErrTextTooLong: more than MaxTextRunes characters.
-	ErrTextTooLong = errors.New("voice: text too long")
+	// ErrEmptyText: nothing to say after trimming white space (the same
+	// error as ai.ErrEmptyText).
+	ErrEmptyText = ai.ErrEmptyText
+	// ErrTextTooLong: more than MaxTextRunes characters (ai.ErrTextTooLong).
+	ErrTextTooLong = ai.ErrTextTooLong
 	// ErrInvalidText: invalid UTF-8 or control characters other than tab
-	// and newline.
-	ErrInvalidText = errors.New("voice: invalid text")
+	// and newline (ai.ErrInvalidText).
+	ErrInvalidText = ai.ErrInvalidText
 	// ErrToolsMissing: espeak-ng or lame is not installed.
 	ErrToolsMissing = errors.New("voice: espeak-ng or lame not installed")
 	// ErrTimeout: the synthesis did not finish within Options.Timeout; its
@@ -85,26 +85,6 @@ func ParseMode(s string) (Mode, error) {
 		}
 	}
 	return "", fmt.Errorf("%w: %q (allowed: standard, slow, fast)", ErrInvalidMode, s)
-}
-
-// checkText trims the text and refuses empty, long or unprintable texts.
-func checkText(s string) (string, error) {
-	if !utf8.ValidString(s) {
-		return "", ErrInvalidText
-	}
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", ErrEmptyText
-	}
-	if n := utf8.RuneCountInString(s); n > MaxTextRunes {
-		return "", fmt.Errorf("%w: %d characters, at most %d", ErrTextTooLong, n, MaxTextRunes)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
-			return "", fmt.Errorf("%w: control character %U", ErrInvalidText, r)
-		}
-	}
-	return s, nil
 }
 
 // Backend synthesises speech. Implementations return MP3 bytes.
@@ -210,7 +190,7 @@ func (v *Voice) Speak(ctx context.Context, text, mode string) (Speech, error) {
 	if err != nil {
 		return Speech{}, err
 	}
-	text, err = checkText(text)
+	text, err = ai.CheckTextMax(text, MaxTextRunes)
 	if err != nil {
 		return Speech{}, err
 	}
