@@ -127,7 +127,7 @@ type Voice struct {
 
 // Speech is spoken text.
 type Speech struct {
-	MP3     []byte // the audio, audio/mpeg
+	MP3     []byte // the audio, audio/mpeg; shared with the cache, so read only
 	Mode    Mode
 	Backend string // which backend spoke it
 	Key     string // hex SHA-256 of (mode, text): the cache key, usable as an ETag
