@@ -30,11 +30,11 @@ type Counting struct {
 
 var _ ai.Provider = (*Counting)(nil)
 
-// Provider and Model are what Counting reports as having answered.
-const (
-	Provider ai.Kind = "fake"
-	Model            = "fake-model"
-)
+// Provider is the provider Counting reports as having answered.
+const Provider ai.Kind = "fake"
+
+// Model is the model Counting reports as having answered.
+const Model = "fake-model"
 
 // Calls returns how many calls reached the provider.
 func (c *Counting) Calls() int64 { return c.calls.Load() }
