@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -222,7 +221,7 @@ func (d *definition) registerDiscovery() {
 		func(_ context.Context, in *NodeInput) (*reply[NodeIdentity], error) {
 			n, ok := s.site.node(in.ID)
 			if !ok {
-				return nil, problem(http.StatusNotFound, "not-found", fmt.Sprintf("no federation node %q; known ids: %s", in.ID, strings.Join(s.federationIDs(), ", ")))
+				return nil, problem(http.StatusNotFound, "not-found", "no federation node has this id; known ids: "+strings.Join(s.federationIDs(), ", "))
 			}
 			id := NodeIdentity{Node: n, Context: s.nodeContext(n), Fresh: fresh()}
 			for _, t := range s.site.Towns {
