@@ -34,6 +34,15 @@ var (
 	gzipHeader           = newFixedHeader(fiber.HeaderContentEncoding, "gzip")
 )
 
+// commonHeaders are set on every response (putCommonHeaders).
+var commonHeaders = [...]fixedHeader{nosniffHeader, referrerPolicyHeader, frameDenyHeader}
+
+func putCommonHeaders(h *fasthttp.ResponseHeader) {
+	for _, fh := range commonHeaders {
+		fh.put(h)
+	}
+}
+
 // fixedHeaders lists them for the tests.
 var fixedHeaders = []fixedHeader{nosniffHeader, referrerPolicyHeader, frameDenyHeader, noStoreHeader, varyHeader,
 	immutableHeader, revalidateHeader, htmlCSPHeader, gzipHeader}

@@ -276,9 +276,7 @@ func guard(c *fiber.Ctx) (err error) {
 			err = fmt.Errorf("live: panic: %v", r)
 		}
 	}()
-	nosniffHeader.set(c)
-	referrerPolicyHeader.set(c)
-	frameDenyHeader.set(c)
+	putCommonHeaders(&c.Response().Header)
 	return c.Next()
 }
 

@@ -369,6 +369,7 @@ func TestMethods(t *testing.T) {
 		{"OPTIONS", "/gate.html", 204, staticAllow},
 		{"OPTIONS", "/", 204, staticAllow},
 		{"OPTIONS", "/api/nope", 404, ""},
+		{"OPTIONS", "*", 204, "GET, HEAD, POST, OPTIONS"},
 		{"DELETE", "/api/ledger/verify", 405, "GET, HEAD, OPTIONS"},
 		{"POST", "/api/chain/status", 405, "GET, HEAD, OPTIONS"},
 		{"TRACE", "/api/v1", 405, "GET, HEAD, OPTIONS"},

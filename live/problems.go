@@ -76,9 +76,8 @@ func sendProblem(ctx *fasthttp.RequestCtx, p *huma.ErrorModel) {
 		body = []byte(`{"status":500}`)
 	}
 	h := &ctx.Response.Header
-	for _, fh := range [...]fixedHeader{nosniffHeader, referrerPolicyHeader, frameDenyHeader, noStoreHeader} {
-		fh.put(h)
-	}
+	putCommonHeaders(h)
+	noStoreHeader.put(h)
 	h.SetContentType("application/problem+json")
 	ctx.SetStatusCode(p.Status)
 	ctx.SetBody(append(body, '\n'))

@@ -37,8 +37,9 @@ func (s *Server) harden(srv *fasthttp.Server, t *routeTable) {
 }
 
 // front screens a request before fiber sees it: a method fiber does not
-// know is 501 (fiber would answer in plain text), and an HTTP/1.1 request
-// without Host is 400 (RFC 9112 section 3.2).
+// know is 501 (fiber would answer in plain text), an HTTP/1.1 request
+// without Host is 400 (RFC 9112 section 3.2), and OPTIONS * is answered
+// for the whole server.
 func front(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		h := &ctx.Request.Header
@@ -49,6 +50,12 @@ func front(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		if h.IsHTTP11() && len(h.Host()) == 0 {
 			sendProblem(ctx, statusProblem(http.StatusBadRequest, "an HTTP/1.1 request must carry a Host header"))
 			ctx.SetConnectionClose()
+			return
+		}
+		if h.IsOptions() && string(h.RequestURI()) == "*" {
+			putCommonHeaders(&ctx.Response.Header)
+			ctx.Response.Header.Set(fasthttp.HeaderAllow, "GET, HEAD, POST, OPTIONS")
+			ctx.SetStatusCode(http.StatusNoContent)
 			return
 		}
 		next(ctx)
