@@ -42,25 +42,6 @@ const (
 	DefaultBodyBytes = 16 << 10
 )
 
-// ParseLimit reads a limit written as "N/DURATION", e.g. "30/1m".
-func ParseLimit(s string) (Limit, error) {
-	n, d, ok := strings.Cut(s, "/")
-	max, err := strconv.Atoi(n)
-	if !ok || err != nil || max <= 0 {
-		return Limit{}, fmt.Errorf("live: limit %q: want N/DURATION, e.g. 30/1m", s)
-	}
-	window, err := time.ParseDuration(d)
-	if err != nil || window <= 0 {
-		return Limit{}, fmt.Errorf("live: limit %q: want N/DURATION, e.g. 30/1m", s)
-	}
-	return Limit{Max: max, Window: window}, nil
-}
-
-// String formats the limit as ParseLimit reads it.
-func (l Limit) String() string { return fmt.Sprintf("%d/%s", l.Max, l.Window) }
-
-func (l Limit) valid() bool { return l.Max > 0 && l.Window > 0 }
-
 // clientIPs finds the client address of a request. Proxy headers are trusted
 // only when the connection comes from a configured proxy, and then the
 // right-most address that is not a trusted proxy is the client: every hop
@@ -189,3 +170,22 @@ func (s *Server) overLimit(c *fiber.Ctx, route string, l Limit) bool {
 		fmt.Sprintf("at most %d requests per %s from one client on this route; retry after %d seconds", l.Max, l.Window, secs)))
 	return true
 }
+
+// ParseLimit reads a limit written as "N/DURATION", e.g. "30/1m".
+func ParseLimit(s string) (Limit, error) {
+	n, d, ok := strings.Cut(s, "/")
+	max, err := strconv.Atoi(n)
+	if !ok || err != nil || max <= 0 {
+		return Limit{}, fmt.Errorf("live: limit %q: want N/DURATION, e.g. 30/1m", s)
+	}
+	window, err := time.ParseDuration(d)
+	if err != nil || window <= 0 {
+		return Limit{}, fmt.Errorf("live: limit %q: want N/DURATION, e.g. 30/1m", s)
+	}
+	return Limit{Max: max, Window: window}, nil
+}
+
+// String formats the limit as ParseLimit reads it.
+func (l Limit) String() string { return fmt.Sprintf("%d/%s", l.Max, l.Window) }
+
+func (l Limit) valid() bool { return l.Max > 0 && l.Window > 0 }
