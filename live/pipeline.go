@@ -51,8 +51,8 @@ type PostRoute struct {
 
 // postRule is a PostRoute as the pipeline applies it.
 type postRule struct {
-	PostRoute
-	body reflect.Type // the Go type of the body; nil when the route takes none
+	PostRoute              // MaxBodyBytes 0: the route takes no body
+	body      reflect.Type // the Go type of the body; nil for any JSON value
 }
 
 // Keys of huma.Operation.Metadata.
@@ -68,29 +68,58 @@ const (
 // unless it allows others with a blank field tagged
 // additionalProperties:"true"), and the client within route.Limit. In is
 // huma's input struct; its Body field, if any, is the body. Every POST
-// route of the live edge is registered with Post:
+// route of the live edge is registered with Post (or, for a handler that
+// decodes its own body, definition.postHandler):
 //
 //	Post(d.v1, huma.Operation{OperationID: "chat", Path: "/api/chat", Summary: "..."},
 //		PostRoute{Limit: ChatLimit, MaxBodyBytes: 8 << 10}, handler)
 func Post[In, Out any](api huma.API, op huma.Operation, route PostRoute, handler func(context.Context, *In) (*Out, error)) {
+	f, takesBody := reflect.TypeFor[In]().FieldByName("Body")
+	rule := declarePost(&op, route, f.Type, takesBody)
+	// huma refuses a body of exactly its own limit: one byte more leaves
+	// the decision to the pipeline.
+	op.MaxBodyBytes = int64(rule.MaxBodyBytes) + 1
+	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
+		http.StatusTooManyRequests)
+	huma.Register(api, op, handler)
+}
+
+// postHandler registers a POST route served by a fiber handler, for a
+// transport that decodes its own body (MCP's JSON-RPC), behind the same
+// pipeline, the body checked as strict JSON of any shape; op documents it
+// on api, and must list its responses.
+func (d *definition) postHandler(api huma.API, op huma.Operation, route PostRoute, h fiber.Handler) {
+	rule := declarePost(&op, route, nil, true)
+	for _, code := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusTooManyRequests} {
+		if op.Responses == nil {
+			op.Responses = map[string]*huma.Response{}
+		}
+		op.Responses[strconv.Itoa(code)] = &huma.Response{Description: http.StatusText(code),
+			Content: map[string]*huma.MediaType{"application/problem+json": {}}}
+	}
+	api.OpenAPI().AddOperation(&op)
+	d.app.Post(strings.NewReplacer("{", ":", "}", "").Replace(op.Path), func(c *fiber.Ctx) error {
+		if !d.s.admit(c, &op, rule) {
+			return nil
+		}
+		return h(c)
+	})
+}
+
+// declarePost completes a POST operation's declaration with the
+// pipeline's rule.
+func declarePost(op *huma.Operation, route PostRoute, body reflect.Type, takesBody bool) *postRule {
 	if route.MaxBodyBytes == 0 {
 		route.MaxBodyBytes = DefaultBodyBytes
 	}
 	if route.MaxBodyBytes < 0 || route.MaxBodyBytes > MaxBodyBytes || (route.Limit != Limit{} && !route.Limit.valid()) {
 		panic(fmt.Sprintf("live: POST %s: body limit %d or rate %v out of range", op.Path, route.MaxBodyBytes, route.Limit))
 	}
-	rule := &postRule{PostRoute: route}
-	if f, ok := reflect.TypeFor[In]().FieldByName("Body"); ok {
-		rule.body = f.Type
-	} else {
+	rule := &postRule{PostRoute: route, body: body}
+	if !takesBody {
 		rule.MaxBodyBytes = 0
 	}
 	op.Method = http.MethodPost
-	// huma refuses a body of exactly its own limit: one byte more leaves
-	// the decision to the pipeline.
-	op.MaxBodyBytes = int64(rule.MaxBodyBytes) + 1
-	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
-		http.StatusTooManyRequests)
 	op.Metadata = maps.Clone(op.Metadata)
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
@@ -104,7 +133,7 @@ func Post[In, Out any](api huma.API, op huma.Operation, route PostRoute, handler
 	if route.Limit.valid() {
 		op.Extensions["x-rate-limit"] = map[string]any{"requests": route.Limit.Max, "per_seconds": route.Limit.Window.Seconds(), "per": "client"}
 	}
-	huma.Register(api, op, handler)
+	return rule
 }
 
 // pipeline is the middleware every operation runs through (see above).
@@ -184,7 +213,7 @@ func checkBody(contentType []byte, length int, rule *postRule) *huma.ErrorModel 
 }
 
 func tooLarge(rule *postRule) *huma.ErrorModel {
-	if rule.body == nil {
+	if rule.MaxBodyBytes == 0 {
 		return statusProblem(http.StatusRequestEntityTooLarge, "this route takes no body")
 	}
 	return statusProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("this route takes at most %d bytes of body", rule.MaxBodyBytes))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
 	"github.com/proofsite/proofsite/live/reload"
 	"github.com/valyala/fasthttp"
 )
@@ -66,6 +67,9 @@ func startPipelineServer(t *testing.T, echo Limit, opts Options) *pipelineServer
 			PostRoute{Limit: echo, MaxBodyBytes: echoBodyLimit}, func(_ context.Context, in *echoInput) (*reply[echoed], error) {
 				return &reply[echoed]{Body: echoed{Name: in.Body.Name, Count: in.Body.Count}}, nil
 			})
+		d.postHandler(d.v1, huma.Operation{OperationID: "test-raw", Path: "/api/v1/test-raw", Summary: "Raw (tests)",
+			Responses: map[string]*huma.Response{"200": {Description: "The body's length"}}},
+			PostRoute{MaxBodyBytes: echoBodyLimit}, func(c *fiber.Ctx) error { return c.JSON(map[string]int{"bytes": len(c.Body())}) })
 		Post(d.v1, huma.Operation{OperationID: "test-slow", Path: "/api/v1/test-slow", Summary: "Slow (tests)"},
 			PostRoute{}, func(context.Context, *struct{}) (*reply[echoed], error) {
 				ps.entered <- struct{}{}
@@ -196,7 +200,7 @@ func checkCommonHeaders(t *testing.T, resp *http.Response, api bool) {
 
 func TestStrictBodies(t *testing.T) {
 	ps := startPipelineServer(t, Limit{1000, time.Minute}, Options{PostLimit: Limit{1000, time.Minute}})
-	const echo, handshake = "/api/v1/test-echo", "/api/v1/handshake"
+	const echo, raw, handshake = "/api/v1/test-echo", "/api/v1/test-raw", "/api/v1/handshake"
 	padded := func(n int) string { // a valid body of exactly n bytes
 		doc := `{"name":"a"}`
 		return doc[:len(doc)-1] + strings.Repeat(" ", n-len(doc)) + "}"
@@ -234,6 +238,12 @@ func TestStrictBodies(t *testing.T) {
 		{"a body of exactly the limit", echo, "application/json", padded(echoBodyLimit), 200, ""},
 		{"a body one byte over the limit", echo, "application/json", padded(echoBodyLimit + 1), 413, "body-too-large"},
 		{"a body over the server's limit", echo, "application/json", padded(MaxBodyBytes + 1), 413, "body-too-large"},
+		{"raw: any JSON value", raw, "application/json", `[{"jsonrpc":"2.0","id":1},{"a":{"B":1,"b":2}}]`, 200, ""},
+		{"raw: not JSON", raw, "text/plain", `{}`, 415, "unsupported-media-type"},
+		{"raw: duplicate member", raw, "application/json", `{"jsonrpc":"2.0","id":1,"id":"secret"}`, 400, "duplicate-member"},
+		{"raw: trailing data", raw, "application/json", `{} secret`, 400, "trailing-data"},
+		{"raw: invalid UTF-8", raw, "application/json", "\"secret\xff\"", 400, "invalid-utf8"},
+		{"raw: over its limit", raw, "application/json", padded(echoBodyLimit + 1), 413, "body-too-large"},
 		{"handshake: valid declaration", handshake, "application/json", `{"agent":"secret-agent"}`, 200, ""},
 		{"handshake: no body", handshake, "", ``, 200, ""},
 		{"handshake: empty body with another type", handshake, "text/plain", ``, 415, "unsupported-media-type"},
@@ -375,6 +385,7 @@ func TestMethods(t *testing.T) {
 		{"TRACE", "/api/v1", 405, "GET, HEAD, OPTIONS"},
 		{"PATCH", "/api/node/s1", 405, "GET, HEAD, OPTIONS"},
 		{"GET", "/api/v1/test-echo", 405, "POST, OPTIONS"},
+		{"GET", "/api/v1/test-raw", 405, "POST, OPTIONS"},
 		{"HEAD", "/api/v1/test-echo", 405, "POST, OPTIONS"},
 		{"PUT", "/gate.html", 405, staticAllow},
 		{"POST", "/llms.txt", 405, staticAllow},
