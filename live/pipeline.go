@@ -31,8 +31,8 @@ import (
 //
 // huma then validates parameters and the body against their schemas (400,
 // see problems.go) and calls the handler. A POST operation registered any
-// other way than Post is refused when the definition is finished, so no
-// route can skip the pipeline. Before routing, the fasthttp server applies
+// other way than Post (or postHandler) is refused when the definition is
+// finished, so no route can skip the pipeline. Before routing, the fasthttp server applies
 // the same body rules to the request's headers (routeTable.headerReceived),
 // so that an over-long or mistyped body is refused before it is read, and
 // before 100 Continue is sent.
@@ -192,7 +192,7 @@ func (s *Server) limitOf(path string, rule *postRule) Limit {
 	if l, ok := s.opts.Limits[path]; ok && l.valid() {
 		return l
 	}
-	if rule != nil && rule.Limit.valid() {
+	if rule.Limit.valid() {
 		return rule.Limit
 	}
 	return s.opts.PostLimit
