@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -209,6 +210,35 @@ func TestWatchEditSession(t *testing.T) {
 		await(t, events, "build")
 		if code, _ := get(t, base+"/pages/guides/first.html"); code != 200 {
 			t.Errorf("page in a new folder: %d", code)
+		}
+	})
+	t.Run("site.yaml reaches every output", func(t *testing.T) {
+		src, err := os.ReadFile(filepath.Join(src, "site.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const old, renamed = "title: Fixture Commons — public proof", "title: Renamed Commons — public proof"
+		if !strings.Contains(string(src), old) {
+			t.Fatal("the fixture's title changed; update the test")
+		}
+		write("site.yaml", strings.Replace(string(src), old, renamed, 1))
+		await(t, events, "build")
+		for _, path := range []string{"/openapi.json", "/index.html", "/.well-known/ai.json"} {
+			if _, body := get(t, base+path); !strings.Contains(body, "Renamed Commons") {
+				t.Errorf("%s does not show the new title", path)
+			}
+		}
+		write("site.yaml", "site: [\n") // a broken site.yaml is shown, and the last build kept
+		if ev := await(t, events, "problem"); !strings.Contains(fmt.Sprint(ev.data["message"]), "site.yaml:") {
+			t.Errorf("problem event: %v", ev.data)
+		}
+		if _, body := get(t, base+"/openapi.json"); !strings.Contains(body, "Renamed Commons") {
+			t.Error("a broken site.yaml replaced the last good build")
+		}
+		write("site.yaml", string(src))
+		await(t, events, "build")
+		if _, body := get(t, base+"/openapi.json"); !strings.Contains(body, "Fixture Commons") {
+			t.Error("the restored title is not served")
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
