@@ -70,3 +70,5 @@ tool (
 	github.com/a-h/templ/cmd/templ
 	honnef.co/go/tools/cmd/staticcheck
 )
+
+ignore ./public
