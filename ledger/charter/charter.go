@@ -17,6 +17,7 @@
 package charter
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -283,6 +284,19 @@ func (d Date) String() string {
 
 // MarshalText formats the day as YYYY-MM-DD.
 func (d Date) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// MarshalJSON writes the day as a JSON string, "" for the zero Date (the
+// embedded time.Time would write an instant).
+func (d Date) MarshalJSON() ([]byte, error) { return json.Marshal(d.String()) }
+
+// UnmarshalJSON reads a JSON string as UnmarshalText does.
+func (d *Date) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("expected a date (YYYY-MM-DD): %w", err)
+	}
+	return d.UnmarshalText([]byte(s))
+}
 
 // UnmarshalText reads YYYY-MM-DD; the empty text is the zero Date.
 func (d *Date) UnmarshalText(b []byte) error {
