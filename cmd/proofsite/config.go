@@ -181,10 +181,14 @@ func settingsOf(names []string) []setting {
 // folder or site.yaml is no layer at all (the command says so when it
 // needs them), an invalid one is an error with file and line.
 func (cf *configFlags) resolve(env *environment) (*config, error) {
+	c := &config{}
+	for _, s := range settings { // the defaults, also of settings the command does not take
+		if err := s.set(c, s.def); err != nil {
+			panic(fmt.Sprintf("proofsite: the default of %s: %v", s.name, err))
+		}
+	}
 	set := map[string]bool{}
 	cf.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	c := &config{LogLevel: "info", WalkEvery: chain.DefaultWalkEvery, Witnesses: keystore.DefaultWitnesses}
-	c.PostLimit, _ = charter.ParseRate(live.DefaultPostLimit.String())
 	// settings lists the content folder first: it locates site.yaml.
 	for _, s := range settingsOf(commandSettings[cf.command]) {
 		var v, from string
@@ -198,18 +202,12 @@ func (cf *configFlags) resolve(env *environment) (*config, error) {
 			if err != nil {
 				return nil, configError(env, c.Content, err)
 			}
-			if v = s.runtime(rt); v != "" {
-				from = "site.yaml runtime." + strings.ReplaceAll(s.name, "-", "_")
-				break
-			}
-			fallthrough
-		default:
-			v, from = s.def, ""
+			v, from = s.runtime(rt), "site.yaml runtime."+strings.ReplaceAll(s.name, "-", "_")
+		}
+		if v == "" {
+			continue // the default
 		}
 		if err := s.set(c, v); err != nil {
-			if from == "" {
-				panic(fmt.Sprintf("proofsite: default of %s: %v", s.name, err))
-			}
 			return nil, usagef("%s: %v", from, err)
 		}
 	}

@@ -40,16 +40,21 @@ func runLedger(ctx context.Context, env *environment, args []string) error {
 }
 
 // openChain opens the chain of cfg with the seams of its site.yaml.
-func openChain(env *environment, cfg *config, readOnly bool, configure func(*chain.Options)) (*chain.Chain, error) {
-	ch, err := cfg.loadCharter()
+func openChain(env *environment, cfg *config, readOnly bool) (*chain.Chain, error) {
+	opts, err := ledgerOptions(env, cfg, readOnly)
 	if err != nil {
-		return nil, configError(env, cfg.Content, err)
-	}
-	opts := cfg.chainOptions(env, ch, readOnly)
-	if configure != nil {
-		configure(&opts)
+		return nil, err
 	}
 	return chain.Open(opts)
+}
+
+// ledgerOptions are the chain's options with the seams of cfg's site.yaml.
+func ledgerOptions(env *environment, cfg *config, readOnly bool) (chain.Options, error) {
+	ch, err := cfg.loadCharter()
+	if err != nil {
+		return chain.Options{}, configError(env, cfg.Content, err)
+	}
+	return cfg.chainOptions(env, ch, readOnly), nil
 }
 
 func runLedgerInit(ctx context.Context, env *environment, args []string) error {
@@ -62,16 +67,16 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	ch, err := cfg.loadCharter()
+	opts, err := ledgerOptions(env, cfg, false)
 	if err != nil {
-		return configError(env, cfg.Content, err)
+		return err
 	}
 	history, err := os.Open(cfg.historyFile())
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
 	defer history.Close()
-	rep, err := chain.Init(ctx, cfg.chainOptions(env, ch, false), history)
+	rep, err := chain.Init(ctx, opts, history)
 	if err != nil {
 		return fmt.Errorf("%s: %w", history.Name(), err)
 	}
@@ -119,7 +124,7 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 	if err != nil {
 		return err
 	}
-	c, err := openChain(env, cfg, false, nil)
+	c, err := openChain(env, cfg, false)
 	if err != nil {
 		return err
 	}
@@ -204,9 +209,12 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		}
 		v = res.Verdict
 	} else {
-		c, err := openChain(env, cfg, true, func(o *chain.Options) {
-			o.PublicKeys, o.Genesis = keysFile, pinGenesis // zero: the genesis recorded at init
-		})
+		opts, err := ledgerOptions(env, cfg, true)
+		if err != nil {
+			return err
+		}
+		opts.PublicKeys, opts.Genesis = keysFile, pinGenesis // zero: the genesis recorded at init
+		c, err := chain.Open(opts)
 		if err != nil {
 			return err
 		}
@@ -342,7 +350,7 @@ func runLedgerExport(ctx context.Context, env *environment, args []string) error
 	if err != nil {
 		return err
 	}
-	c, err := openChain(env, cfg, true, nil)
+	c, err := openChain(env, cfg, true)
 	if err != nil {
 		return err
 	}
