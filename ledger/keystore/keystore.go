@@ -6,8 +6,9 @@
 // witness keys live apart, in WitnessDir (by default
 // data/witness-keys/witness-N.pem), so that they can sit on another disk or
 // a host mount and a copy of one folder is not a copy of every signer.
-// Other keys of this instance (node receipt keys, a checkpoint key) belong
-// in Dir, each in a file of its own; Open ignores files it does not know.
+// Other keys of this instance (a node's receipt key, a checkpoint key) live
+// in Dir too, each in a file of its own named by the caller: Key("nodes/s1")
+// reads Dir/nodes/s1.pem, generating it on first use.
 //
 //	ks, err := keystore.Open(keystore.Options{Dir: "data/keys", WitnessDir: "data/witness-keys"})
 //	if errors.Is(err, keystore.ErrNoKeys) {
@@ -32,6 +33,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -205,6 +207,39 @@ func Create(opts Options) (_ *Keystore, err error) {
 	}
 	opts.Logger.Info("generated keys", "writer", k.signers.Writer.ID(), "dir", opts.Dir, "witnesses", opts.Witnesses, "witness_dir", opts.WitnessDir)
 	return k, nil
+}
+
+// keyName is the name of another key of the instance: one or two path
+// segments of a-z 0-9 and -, e.g. "checkpoint" or "nodes/s1".
+var keyName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)?$`)
+
+// Key returns the instance's key called name (e.g. "checkpoint",
+// "nodes/s1"), kept in Dir/name.pem and generated, written and synced on
+// first use. The writer and witness keys are not reachable this way. Key is
+// not safe for concurrent use with itself.
+func (k *Keystore) Key(name string) (ledger.PrivateKey, error) {
+	if !keyName.MatchString(name) || name+".pem" == WriterFile || strings.HasPrefix(name, WitnessPrefix) {
+		return ledger.PrivateKey{}, fmt.Errorf("keystore: %q is not a key name (a-z 0-9 -, at most one /; not the writer or a witness)", name)
+	}
+	path := filepath.Join(k.opts.Dir, filepath.FromSlash(name)+".pem")
+	key, err := ReadPrivateKey(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return key, err
+	}
+	if _, err := mkdirAll(filepath.Dir(path)); err != nil {
+		return ledger.PrivateKey{}, fmt.Errorf("keystore: %w", err)
+	}
+	if key, err = ledger.GenerateKey(nil); err != nil {
+		return key, err
+	}
+	if err := WritePrivateKey(path, key); err != nil {
+		return ledger.PrivateKey{}, err
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return ledger.PrivateKey{}, err
+	}
+	k.opts.Logger.Info("generated a key", "name", name, "key_id", key.ID(), "file", path)
+	return key, nil
 }
 
 // Discard removes what Create wrote (key files, then the folders it made),

@@ -210,3 +210,37 @@ func TestWritePrivateKeyNeverOverwrites(t *testing.T) {
 		t.Fatalf("read back %v %v", back.ID(), err)
 	}
 }
+
+func TestKey(t *testing.T) {
+	opts := layout(t)
+	ks, err := Create(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := ks.Key("nodes/s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(t, filepath.Join(opts.Dir, "nodes", "s1.pem")); m != 0o600 {
+		t.Errorf("key mode %v", m)
+	}
+	if m := mode(t, filepath.Join(opts.Dir, "nodes")); m != 0o700 {
+		t.Errorf("folder mode %v", m)
+	}
+	reopened, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := reopened.Key("nodes/s1")
+	if err != nil || b.ID() != a.ID() {
+		t.Fatalf("the key changed on the second use: %v", err)
+	}
+	if c, _ := reopened.Key("checkpoint"); c.ID() == a.ID() {
+		t.Error("two names gave one key")
+	}
+	for _, name := range []string{"writer", "witness-1", "../escape", "nodes/s1/deeper", "Nodes/S1", ""} {
+		if _, err := reopened.Key(name); err == nil {
+			t.Errorf("Key(%q) was accepted", name)
+		}
+	}
+}
