@@ -79,3 +79,29 @@ func TestReadmeStaysInRepository(t *testing.T) {
 		}
 	}
 }
+
+// TestNoBinariesTracked: compiled programs never enter git (.gitignore
+// lists the usual outputs; this catches the rest).
+func TestNoBinariesTracked(t *testing.T) {
+	cmd := exec.Command("git", "ls-files", "-z")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v (the repository's tests run in a git checkout)", err)
+	}
+	magic := [][]byte{{0x7f, 'E', 'L', 'F'}, {0xcf, 0xfa, 0xed, 0xfe}, {0xfe, 0xed, 0xfa, 0xcf}, {'M', 'Z'}}
+	for name := range strings.SplitSeq(strings.TrimRight(string(out), "\x00"), "\x00") {
+		f, err := os.Open(filepath.Join("../..", name))
+		if err != nil {
+			continue // deleted in the work tree, not yet committed
+		}
+		head := make([]byte, 4)
+		n, _ := f.Read(head)
+		f.Close()
+		for _, m := range magic {
+			if n >= len(m) && string(head[:len(m)]) == string(m) {
+				t.Errorf("%s is a compiled program; remove it from git", name)
+			}
+		}
+	}
+}
