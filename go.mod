@@ -10,6 +10,7 @@ require (
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gofiber/fiber/v2 v2.52.15
+	github.com/google/renameio/v2 v2.0.2
 	github.com/gowebpki/jcs v1.0.2
 	github.com/pb33f/libopenapi v0.34.0
 	github.com/pb33f/libopenapi-validator v0.13.0
@@ -68,3 +69,5 @@ tool (
 	github.com/a-h/templ/cmd/templ
 	honnef.co/go/tools/cmd/staticcheck
 )
+
+ignore ./public

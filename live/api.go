@@ -110,7 +110,7 @@ func (d *definition) newAPI(cfg huma.Config) huma.API {
 // controlPlane is the capability board and enforcement model, as published
 // in the OpenAPI extension and the discovery documents.
 func (s *Server) controlPlane() map[string]any {
-	board := s.site.board()
+	board := s.site.Board()
 	return map[string]any{
 		"board":             board,
 		"maturity":          board["maturity"],

@@ -39,6 +39,9 @@ type Options struct {
 	// Chain is the ledger. Without it only the static site (and Reload) is
 	// served: the editor's preview in watch mode.
 	Chain Chain
+	// Appender, when set, lets routes append to the chain; without it the
+	// live edge only reads. Nothing appends yet.
+	Appender Appender
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
