@@ -2,8 +2,8 @@
 // definition of what content/site.yaml declares (the site's identity, the
 // organisation, the node roster and towns, the capability board, the publish
 // rule, the gate policy, the documented ledger seams, the stewardship
-// horizon, the constitution's metadata, and the runtime defaults this
-// instance publishes with them).
+// horizon, the constitution's metadata, the runtime defaults this
+// instance publishes with them, and how its AI nodes answer).
 //
 // It holds values only: site/content decodes site.yaml into a Charter and
 // validates it, naming the file and line of every problem; the live edge
@@ -41,6 +41,7 @@ type Charter struct {
 	Constitution Constitution              `yaml:"constitution" json:"constitution"`
 	Gate         Gate                      `yaml:"gate" json:"gate"`
 	Runtime      Runtime                   `yaml:"runtime" json:"runtime"`
+	AI           AI                        `yaml:"ai" json:"ai,omitzero"` // how the answering nodes answer (ai.go)
 }
 
 // SiteInfo names the site and where it lives.

@@ -8,16 +8,6 @@ import (
 	"unicode/utf8"
 )
 
-// Kind names a provider implementation.
-type Kind string
-
-// The provider kinds a node can be configured with.
-const (
-	KindAnthropic Kind = "anthropic" // Anthropic Messages API
-	KindOpenAI    Kind = "openai"    // OpenAI Chat Completions, or any compatible server (Ollama, vLLM)
-	KindOffline   Kind = "offline"   // the grounded offline responder; needs no key
-)
-
 // MaxTextRunes bounds a message, topic or question, in characters.
 const MaxTextRunes = 2000
 

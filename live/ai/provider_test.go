@@ -3,6 +3,7 @@ package ai_test
 import (
 	"context"
 	"errors"
+	"github.com/proofsite/proofsite/ledger/charter"
 	"net"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ var wires = []wire{
 // with the test key and the given timeout, and returns that node.
 func (w wire) node(t *testing.T, baseURL string, timeout time.Duration) *ai.Node {
 	t.Helper()
-	cfg := ai.Config{Timeout: timeout, Nodes: []ai.NodeConfig{{
+	cfg := ai.Config{Timeout: charter.Duration(timeout), Nodes: []ai.NodeConfig{{
 		Designation: "S1_PLEX", Provider: w.kind, Model: w.model, BaseURL: baseURL, KeyEnv: "TEST_PROVIDER_KEY",
 	}}}
 	reg, err := ai.NewRegistry(cfg, ai.Options{Keys: map[string]string{"TEST_PROVIDER_KEY": testKey}})

@@ -73,7 +73,7 @@ type Reply struct {
 // gets its configured provider, every other node and every node whose key
 // is missing answers offline.
 func NewRegistry(cfg Config, opts Options) (*Registry, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := validate(cfg); err != nil {
 		return nil, err
 	}
 	logger := opts.Logger
@@ -84,7 +84,7 @@ func NewRegistry(cfg Config, opts Options) (*Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	timeout, maxTokens := cfg.Timeout, cfg.MaxTokens
+	timeout, maxTokens := time.Duration(cfg.Timeout), cfg.MaxTokens
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
@@ -112,7 +112,7 @@ func NewRegistry(cfg Config, opts Options) (*Registry, error) {
 			n.system = defaultSystem(rn)
 		}
 		if nc.Timeout != 0 {
-			n.timeout = nc.Timeout
+			n.timeout = time.Duration(nc.Timeout)
 		}
 		key := opts.Keys[nc.KeyEnv]
 		switch {

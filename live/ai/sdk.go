@@ -52,7 +52,7 @@ func (c SDKConfig) check(kind Kind) (SDKConfig, error) {
 func checkBaseURL(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return fmt.Errorf("%w: base URL %q is not an absolute http(s) URL without credentials", ErrInvalidConfig, s)
+		return fmt.Errorf("%w: the base URL is not an absolute http(s) URL without credentials", ErrInvalidConfig) // not quoted: it may carry a key
 	}
 	return nil
 }

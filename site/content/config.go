@@ -153,6 +153,14 @@ func validateCharter(c *charter.Charter, doc *yamlDoc) []*Error {
 
 	errs = append(errs, validateGate(c, doc)...)
 	errs = append(errs, validateRuntime(c.Runtime, doc)...)
+	for _, p := range c.AI.Problems() {
+		errs = append(errs, doc.errorf(p.Path, "%s", p.Message))
+	}
+	for i, n := range c.AI.Nodes {
+		if _, ok := charter.AnsweringNodeOf(n.Designation); ok && !designations[n.Designation] {
+			errs = append(errs, doc.errorf(fmt.Sprintf("$.ai.nodes[%d].designation", i), "ai node %s is not in nodes", n.Designation))
+		}
+	}
 
 	need("$.constitution.title", c.Constitution.Title)
 	need("$.constitution.version", c.Constitution.Version)

@@ -232,6 +232,33 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			desc: "ai section",
+			edit: map[string]string{"site.yaml": mustRead(t, "site.yaml") + `ai:
+  timeout: 10m
+  nodes:
+    - designation: S1_PLEX
+      provider: anthropic
+      model: claude-sonnet-4-5
+      key_env: sk-ant-not-a-name
+    - designation: S8_ATLAS
+      provider: openai-compatible
+    - designation: S2_CASE
+      provider: openai
+      model: gpt-4o-mini
+      key_env: OPENAI_API_KEY
+  voice:
+    provider: openai
+`},
+			want: []string{
+				`site.yaml:68: timeout 10m0s is outside 0..5m0s`,
+				`site.yaml:73: key_env must be the name of an environment variable (A-Z, 0-9, _), never a key: keys are read from the environment`,
+				`site.yaml:74: "S8_ATLAS" is not a node that answers (S1_PLEX, S2_CASE, S3_TARS, S4_KIPP, S6_FORGE, S5_LOCUS, S17_LUMEN)`,
+				`site.yaml:75: provider "openai-compatible" is not anthropic, openai or offline`,
+				`site.yaml:76: ai node S2_CASE is not in nodes`,
+				`site.yaml:81: an openai voice needs model and key_env`,
+			},
+		},
+		{
 			desc: "runtime duration that is not one",
 			edit: map[string]string{"site.yaml": mustRead(t, "site.yaml") + "runtime:\n  walk_every: often\n"},
 			want: []string{`site.yaml:68: expected a duration such as 10m, found "often"`},
