@@ -83,6 +83,9 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 		d.registerRecords()
 		d.registerStatic()
 	}
+	if s.ai != nil || s.describing {
+		d.registerAI()
+	}
 	if s.opts.testRoutes != nil {
 		s.opts.testRoutes(d)
 	}
@@ -135,7 +138,7 @@ func get[T any](api huma.API, path, id, summary string, tags []string, h func(co
 // /api/v1/openapi.json, from the same definition that serves the routes.
 // The build publishes the first.
 func Documents(site Site) (proof, v1 []byte, err error) {
-	s := &Server{site: &site}
+	s := &Server{site: &site, describing: true}
 	d := s.define(newApp(nil), false)
 	if proof, err = json.MarshalIndent(d.proof.OpenAPI(), "", "  "); err != nil {
 		return nil, nil, fmt.Errorf("live: %w", err)

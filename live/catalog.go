@@ -96,6 +96,6 @@ func (d *definition) catalog() []Endpoint {
 // Endpoints returns the endpoint catalog of the live edge for site, for
 // llms.txt and other lists built outside a running server.
 func Endpoints(site Site) []Endpoint {
-	s := &Server{site: &site}
+	s := &Server{site: &site, describing: true}
 	return s.define(newApp(nil), false).catalog()
 }

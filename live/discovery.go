@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/live/ai"
 )
 
 var discoveryTags = []string{"Discovery"}
@@ -99,6 +101,7 @@ type NodeList struct {
 	Federation     []charter.Node `json:"federation" doc:"Nodes with a federation id"`
 	RosterSize     int            `json:"roster_size"`
 	HumanAuthority HumanAuthority `json:"human_authority"`
+	ReceiptKeys    []NodeKey      `json:"receipt_keys" doc:"The keys that sign the answering nodes' receipts (role node), one per node; pin them to verify receipts offline"`
 	Fresh
 }
 
@@ -112,21 +115,32 @@ type CollectiveStatus struct {
 
 // CollectiveNode is one roster entry with its status.
 type CollectiveNode struct {
-	Designation string `json:"designation"`
-	Name        string `json:"name"`
-	Platform    string `json:"platform"`
-	Station     string `json:"station"`
-	TrustLevel  string `json:"trust_level"`
-	Status      string `json:"status" enum:"rostered,human" doc:"rostered: on the roster; this server does not yet run AI nodes"`
-	LiveTown    string `json:"live_town,omitempty"`
-	PublicRoute string `json:"public_route,omitempty"`
+	Designation string     `json:"designation"`
+	Name        string     `json:"name"`
+	Platform    string     `json:"platform"`
+	Station     string     `json:"station"`
+	TrustLevel  string     `json:"trust_level"`
+	Status      string     `json:"status" enum:"provider,offline,rostered,human" doc:"provider: answers now through its configured provider; offline: answers now from the published text with the offline responder (configured so, or its key is not set: answering.notice says which); rostered: on the roster, does not answer on the public API; human: the Bridge"`
+	LiveTown    string     `json:"live_town,omitempty"`
+	PublicRoute string     `json:"public_route,omitempty"`
+	Answering   *Answering `json:"answering,omitempty" doc:"How the node answers, for a node that answers on the public API"`
+}
+
+// Answering is how a node answers on the public API, at request time.
+type Answering struct {
+	Routes     []string     `json:"routes" doc:"The routes it answers on"`
+	Provider   ai.Kind      `json:"provider" doc:"anthropic, openai or offline: who answers now"`
+	Model      string       `json:"model"`
+	Notice     string       `json:"notice,omitempty" doc:"Why it answers offline when it is configured otherwise"`
+	ReceiptKey ledger.KeyID `json:"receipt_key" doc:"key_id of the key that signs its receipts (listed in /api/nodes receipt_keys)"`
 }
 
 // NodeIdentity is one federation node.
 type NodeIdentity struct {
-	Node    charter.Node  `json:"node"`
-	Town    *charter.Town `json:"town"`
-	Context string        `json:"context" doc:"What this node may and may not do"`
+	Node      charter.Node  `json:"node"`
+	Town      *charter.Town `json:"town"`
+	Context   string        `json:"context" doc:"What this node may and may not do"`
+	Answering *Answering    `json:"answering,omitempty" doc:"How the node answers, for a node that answers on the public API"`
 	Fresh
 }
 
@@ -137,8 +151,9 @@ type NodeInput struct {
 
 // PublicNode is the identity page data of a public airlock node.
 type PublicNode struct {
-	Node    charter.Node `json:"node"`
-	Airlock Airlock      `json:"airlock"`
+	Node      charter.Node `json:"node"`
+	Airlock   Airlock      `json:"airlock"`
+	Answering *Answering   `json:"answering,omitempty" doc:"How the node answers now"`
 	Fresh
 }
 
@@ -191,7 +206,8 @@ func (d *definition) registerDiscovery() {
 		})
 	get(d.proof, "/api/nodes", "nodes", "Public node roster and the human authorization boundary", discoveryTags,
 		func(context.Context) (NodeList, error) {
-			l := NodeList{RosterSize: len(s.site.Nodes), HumanAuthority: s.humanAuthority(), Federation: []charter.Node{}, Fresh: fresh()}
+			l := NodeList{RosterSize: len(s.site.Nodes), HumanAuthority: s.humanAuthority(), Federation: []charter.Node{},
+				ReceiptKeys: s.nodeKeys(), Fresh: fresh()}
 			for _, n := range s.site.Nodes {
 				if n.ID != "" {
 					l.Federation = append(l.Federation, n)
@@ -203,17 +219,23 @@ func (d *definition) registerDiscovery() {
 		func(context.Context) (CollectiveStatus, error) {
 			cs := CollectiveStatus{Fresh: fresh()}
 			for _, n := range s.site.Nodes {
-				status := "rostered"
-				if n.Kind == "human" {
+				status, answering := "rostered", s.answering(n.Designation)
+				switch {
+				case n.Kind == "human":
 					status = "human"
-				} else {
+				case answering != nil && answering.Provider == ai.KindOffline:
+					status = "offline"
+				case answering != nil:
+					status = "provider"
+				}
+				if n.Kind != "human" {
 					cs.AINodes++
 				}
 				if n.Town != "" {
 					cs.LiveTowns++
 				}
 				cs.Nodes = append(cs.Nodes, CollectiveNode{Designation: n.Designation, Name: n.Name, Platform: n.Platform, Station: n.Station,
-					TrustLevel: n.TrustLevel, Status: status, LiveTown: n.Town, PublicRoute: n.PublicRoute})
+					TrustLevel: n.TrustLevel, Status: status, LiveTown: n.Town, PublicRoute: n.PublicRoute, Answering: answering})
 			}
 			return cs, nil
 		})
@@ -224,7 +246,7 @@ func (d *definition) registerDiscovery() {
 			if !ok {
 				return nil, problem(http.StatusNotFound, "not-found", "no federation node has this id; known ids: "+strings.Join(s.federationIDs(), ", "))
 			}
-			id := NodeIdentity{Node: n, Context: s.nodeContext(n), Fresh: fresh()}
+			id := NodeIdentity{Node: n, Context: s.nodeContext(n), Answering: s.answering(n.Designation), Fresh: fresh()}
 			for _, t := range s.site.Towns {
 				if t.ID == n.Town {
 					id.Town = &t
@@ -300,7 +322,7 @@ func (s *Server) publicNode(route string) (PublicNode, error) {
 		if n.PublicRoute == route {
 			return PublicNode{Node: n, Airlock: Airlock{Route: route,
 				Rule: "Public airlock: no private memory or context is given to this route, and session-context fields in a request are never treated as authority."},
-				Fresh: fresh()}, nil
+				Answering: s.answering(n.Designation), Fresh: fresh()}, nil
 		}
 	}
 	return PublicNode{}, problem(http.StatusNotFound, "not-found", "no public node is configured for "+route)
@@ -348,4 +370,29 @@ func (s *Server) health(d *definition) Health {
 		h.Status = "degraded"
 	}
 	return h
+}
+
+// answering says how the node with designation answers on the public API
+// now, or nil when it does not (or the server serves no AI routes).
+func (s *Server) answering(designation string) *Answering {
+	if s.ai == nil {
+		return nil
+	}
+	for _, n := range s.ai.nodes.Nodes() {
+		info := n.Info()
+		if info.Designation != designation {
+			continue
+		}
+		a := &Answering{Provider: info.Provider, Model: info.Model, Notice: info.Notice, ReceiptKey: s.ai.keys[designation].ID()}
+		switch {
+		case info.Role == ai.RoleAirlock:
+			a.Routes = []string{"/api/" + strings.ToLower(info.Name), "/api/v1/query"}
+		case info.Designation == ai.DefaultChatNode:
+			a.Routes = []string{"/api/chat", "/api/pulse"}
+		default:
+			a.Routes = []string{"/api/pulse"}
+		}
+		return a
+	}
+	return nil
 }

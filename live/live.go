@@ -42,6 +42,10 @@ type Options struct {
 	// Appender, when set, lets routes append to the chain; without it the
 	// live edge only reads. Nothing appends yet.
 	Appender Appender
+	// AI, when set with Chain, serves the AI routes: chat, pulse, voice,
+	// the airlock (/api/ember, /api/lumen), /api/v1/query and
+	// /api/agent/receipt.
+	AI *AI
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
@@ -92,7 +96,11 @@ type Server struct {
 	static   *staticSite
 	clientIP *clientIPs
 	limiter  *rateLimiter // shared by both listeners
+	ai       *aiEdge      // nil without Options.AI
 	log      *slog.Logger
+	// describing: the server only describes its routes (Documents,
+	// Endpoints), as serve answers them, AI routes included.
+	describing bool
 
 	mu        sync.Mutex
 	closed    bool // Shutdown has begun
@@ -134,6 +142,12 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, site: opts.Site, chain: opts.Chain, clientIP: ips, limiter: newRateLimiter(), log: log, started: time.Now().UTC()}
+	if opts.AI != nil {
+		if s.ai, err = newAIEdge(opts.AI, log); err != nil {
+			return nil, err
+		}
+		s.ai.writeTimeout = opts.WriteTimeout
+	}
 	s.static, err = newStaticSite(opts.PublicDir, func(err error) { log.Error("reloading the site", "err", err) })
 	if err != nil {
 		return nil, err

@@ -207,7 +207,7 @@ func TestOpenAPIDocumentsAreValid(t *testing.T) {
 // TestEveryRouteDocumented compares the routes the app serves with the
 // paths both descriptions document.
 func TestEveryRouteDocumented(t *testing.T) {
-	srv := newTestServer(t, Options{Chain: testChain(t)})
+	srv := startAIServer(t, aiSetup{}).srv
 	proof, v1, err := Documents(*srv.site)
 	if err != nil {
 		t.Fatal(err)

@@ -47,6 +47,9 @@ type PostRoute struct {
 	// MaxBodyBytes bounds the body; 0 means DefaultBodyBytes. At most
 	// MaxBodyBytes.
 	MaxBodyBytes int
+	// Refusal, when set, says why the route accepts no member it does not
+	// declare; it is added to the detail of an unknown-member problem.
+	Refusal string
 }
 
 // postRule is a PostRoute as the pipeline applies it.
@@ -174,6 +177,9 @@ func (s *Server) admit(c *fiber.Ctx, op *huma.Operation, rule *postRule) bool {
 	if p == nil && len(body) > 0 {
 		if err := strictjson.Check(body, rule.body); err != nil {
 			p = jsonProblem(err)
+			if rule.Refusal != "" && errors.Is(err, strictjson.ErrUnknownMember) {
+				p.Detail += ": " + rule.Refusal
+			}
 		} else {
 			h.SetContentType("application/json") // the form huma's format table knows
 		}

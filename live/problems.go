@@ -36,7 +36,8 @@ var problemSlugs = map[int]string{
 
 // Problem types of particular refusals, beside the one of each status.
 var otherSlugs = []string{"internal", "metadata-only", "credentials-not-accepted", "invalid-request", "repeated-parameter",
-	"parameter-case", "malformed-json", "duplicate-member", "member-case", "unknown-member", "invalid-utf8", "trailing-data"}
+	"parameter-case", "malformed-json", "duplicate-member", "member-case", "unknown-member", "invalid-utf8", "trailing-data",
+	"unknown-parameter", "provider-failed", "provider-timeout", "voice-timeout", "receipt-not-verified"}
 
 func problemType(status int) string {
 	if slug, ok := problemSlugs[status]; ok {

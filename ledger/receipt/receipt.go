@@ -130,7 +130,8 @@ var (
 	nodeRe  = regexp.MustCompile(`^[A-Z0-9_]{1,32}$`)
 	provRe  = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 	routeRe = regexp.MustCompile(`^/[A-Za-z0-9/_.-]{0,199}$`)
-	members = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
+	// Members are the receipt's member names, in documentation order.
+	Members = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
 )
 
 // maxModel bounds the model member, in characters.

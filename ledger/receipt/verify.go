@@ -111,8 +111,8 @@ func decode(data []byte) (Receipt, error) {
 	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
 		return Receipt{}, fail("", ErrMalformed, "not a JSON object")
 	}
-	values := make(map[string]string, len(members))
-	for _, name := range members {
+	values := make(map[string]string, len(Members))
+	for _, name := range Members {
 		raw, ok := obj[name]
 		if !ok {
 			return Receipt{}, fail(name, ErrMalformed, "missing")
@@ -123,7 +123,7 @@ func decode(data []byte) (Receipt, error) {
 		}
 		values[name] = s
 	}
-	if len(obj) != len(members) {
+	if len(obj) != len(Members) {
 		for name := range obj {
 			if _, ok := values[name]; !ok {
 				return Receipt{}, fail(name, ErrMalformed, "unknown member")

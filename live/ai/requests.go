@@ -11,7 +11,7 @@ import "encoding/json"
 // ChatRequest is the body of POST /api/chat.
 type ChatRequest struct {
 	Message string   `json:"message" minLength:"1" maxLength:"2000" doc:"What to ask"`
-	Node    string   `json:"node,omitempty" enum:"S1_PLEX,S2_CASE,S3_TARS,S4_KIPP,S6_FORGE" doc:"The chat node to ask; S2_CASE, the public chat node, when omitted"`
+	Node    string   `json:"node,omitempty" enum:"S1_PLEX,S2_CASE,S3_TARS,S4_KIPP,S6_FORGE" doc:"A chat node of the roster (S2_CASE when omitted). Checked, then recorded in the answer as requested_node: the public route answers as S2_CASE whichever node is named (POST /api/pulse asks them all)"`
 	_       struct{} `additionalProperties:"false"`
 }
 
