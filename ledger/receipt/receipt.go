@@ -179,12 +179,59 @@ func validTime(s string) bool {
 }
 
 // Payload returns the signed bytes: the canonical JSON of the eight stated
-// members.
+// members. Their names are fixed and every value is a string, so it is
+// written directly, names in RFC 8785 order (FuzzPayload holds it to
+// ledger.MarshalCanonical).
 func (r Receipt) Payload() ([]byte, error) {
-	return ledger.MarshalCanonical(map[string]string{
-		"receipt_id": r.ReceiptID, "route": r.Route, "node": r.Node, "provider": r.Provider, "model": r.Model,
-		"request_sha256": r.RequestSHA256, "response_sha256": r.ResponseSHA256, "issued_at": r.IssuedAt,
-	})
+	members := [...]struct{ name, value string }{
+		{"issued_at", r.IssuedAt}, {"model", r.Model}, {"node", r.Node}, {"provider", r.Provider}, {"receipt_id", r.ReceiptID},
+		{"request_sha256", r.RequestSHA256}, {"response_sha256", r.ResponseSHA256}, {"route", r.Route},
+	}
+	out := make([]byte, 0, 512)
+	for i, m := range members {
+		if !utf8.ValidString(m.value) {
+			return nil, fmt.Errorf("receipt: payload: %s: %w", m.name, ledger.ErrInvalidUTF8)
+		}
+		out = append(out, ',')
+		if i == 0 {
+			out[0] = '{'
+		}
+		out = append(out, '"')
+		out = append(out, m.name...)
+		out = append(out, '"', ':')
+		out = appendCanonicalString(out, m.value)
+	}
+	return append(out, '}'), nil
+}
+
+// appendCanonicalString appends s as RFC 8785 writes a string: quotation
+// mark and backslash escaped, control characters as \b \t \n \f \r or
+// \u00xx, everything else as it is.
+func appendCanonicalString(out []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	out = append(out, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+		case c == '\b':
+			out = append(out, '\\', 'b')
+		case c == '\t':
+			out = append(out, '\\', 't')
+		case c == '\n':
+			out = append(out, '\\', 'n')
+		case c == '\f':
+			out = append(out, '\\', 'f')
+		case c == '\r':
+			out = append(out, '\\', 'r')
+		case c < 0x20:
+			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		default:
+			out = append(out, c)
+		}
+	}
+	return append(out, '"')
 }
 
 // JSON returns the receipt as canonical JSON.

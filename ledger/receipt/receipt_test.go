@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/receipt"
@@ -275,4 +276,30 @@ func BenchmarkIssue(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzPayload: the payload written directly is the RFC 8785 form
+// ledger.MarshalCanonical gives, whatever the members hold.
+func FuzzPayload(f *testing.F) {
+	for _, s := range []string{"gpt-4o-mini", `a "quoted" \ model`, "tab\there\nnewline\x01\x1f", "é ü ✓ 😀 \u2028\u2029 <&>", "\x7f\u0080\uffff"} {
+		f.Add(s, "/api/chat")
+	}
+	f.Fuzz(func(t *testing.T, model, route string) {
+		r := receipt.Receipt{ReceiptID: "0123", Route: route, Node: "S2_CASE", Provider: "openai", Model: model,
+			RequestSHA256: "aa", ResponseSHA256: "bb", IssuedAt: "2026-11-21T10:04:05.123Z"}
+		got, err := r.Payload()
+		want, werr := ledger.MarshalCanonical(map[string]string{
+			"receipt_id": r.ReceiptID, "route": r.Route, "node": r.Node, "provider": r.Provider, "model": r.Model,
+			"request_sha256": r.RequestSHA256, "response_sha256": r.ResponseSHA256, "issued_at": r.IssuedAt,
+		})
+		if !utf8.ValidString(model) || !utf8.ValidString(route) {
+			if err == nil {
+				t.Fatalf("invalid UTF-8 accepted: %q %q", model, route)
+			}
+			return
+		}
+		if err != nil || werr != nil || !bytes.Equal(got, want) {
+			t.Fatalf("Payload = %s (%v)\nwant      %s (%v)", got, err, want, werr)
+		}
+	})
 }
