@@ -14,7 +14,9 @@
 //
 //	ledger/               the Badger store (ledger/store)
 //	keys.json             the published public keys (ledger.KeysDocument)
+//	node-keys.json        the published receipt keys of the nodes (NodeKeys)
 //	keys/writer.pem       the writer's private key (ledger/keystore)
+//	keys/nodes/*.pem      the nodes' receipt keys
 //	witness-keys/         the witnesses' private keys, unless Options.Keys.WitnessDir puts them elsewhere
 //
 // A Chain is safe for concurrent use.
@@ -73,6 +75,9 @@ type Options struct {
 	ReadOnly bool
 	// WalkEvery is how often WalkIfDue walks; 0 means DefaultWalkEvery.
 	WalkEvery time.Duration
+	// NodeKeys are the designations of the nodes whose receipt keys
+	// NodeKeys reads, generates and publishes.
+	NodeKeys []string
 	// Logger receives the walks' progress and verdicts and what bootstrap
 	// does; nil discards.
 	Logger *slog.Logger
