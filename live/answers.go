@@ -93,7 +93,7 @@ type NodeAnswer struct {
 	ai.Reply
 	Isolation Isolation `json:"isolation"`
 	Fresh
-	Receipt receipt.Receipt `json:"receipt" doc:"The answering node's signed receipt over the request and this answer (see POST /api/agent/receipt)"`
+	Receipt *receipt.Receipt `json:"receipt,omitempty" required:"true" doc:"The answering node's signed receipt over the request and this answer (see POST /api/agent/receipt)"`
 }
 
 // ChatAnswer is the answer of POST /api/chat.
@@ -244,7 +244,7 @@ func (e *aiEdge) chat(ctx context.Context, in *ChatInput) (*reply[ChatAnswer], e
 	answer := func(r ai.Reply) (ChatAnswer, error) {
 		a := ChatAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, RequestedNode: requested}
 		rc, err := e.sign("/api/chat", r, reqHash, a)
-		a.Receipt = rc
+		a.Receipt = &rc
 		return a, err
 	}
 	if acceptsEventStream(in.Accept) {
@@ -279,11 +279,11 @@ func (e *aiEdge) pulse(ctx context.Context, in *pulseInput) (*reply[PulseAnswer]
 			e.log.Warn("pulse: a node did not answer", "node", entry.Node, "error", entry.Error, "reason", string(entry.Reason), "status", entry.Status)
 			continue
 		}
-		r, err := e.sign("/api/pulse", entry.Reply, reqHash, out.Nodes[i])
+		rc, err := e.sign("/api/pulse", entry.Reply, reqHash, out.Nodes[i])
 		if err != nil {
 			return nil, e.problem(err)
 		}
-		out.Nodes[i].Receipt = &r
+		out.Nodes[i].Receipt = &rc
 	}
 	return &reply[PulseAnswer]{Body: out}, nil
 }
@@ -301,9 +301,11 @@ func (e *aiEdge) airlock(route, name string) func(context.Context, *airlockInput
 			return nil, err
 		}
 		a := NodeAnswer{Reply: r, Fresh: fresh()}
-		if a.Receipt, err = e.sign(route, r, reqHash, a); err != nil {
+		rc, err := e.sign(route, r, reqHash, a)
+		if err != nil {
 			return nil, e.problem(err)
 		}
+		a.Receipt = &rc
 		return &reply[NodeAnswer]{Body: a}, nil
 	}
 }
@@ -366,21 +368,24 @@ func (e *aiEdge) query(ctx context.Context, question, node, reqHash string) (*re
 		return nil, err
 	}
 	a := QueryAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, Recorded: queryRecorded}
-	if a.Receipt, err = e.sign("/api/v1/query", r, reqHash, a); err != nil {
+	rc, err := e.sign("/api/v1/query", r, reqHash, a)
+	if err != nil {
 		return nil, e.problem(err)
 	}
-	e.queries.record(r.Node, a.Receipt.RequestSHA256, a.Receipt.ResponseSHA256)
+	a.Receipt = &rc
+	e.queries.record(r.Node, rc.RequestSHA256, rc.ResponseSHA256)
 	return &reply[QueryAnswer]{Body: a}, nil
 }
 
 // sign issues the answering node's receipt over the request's hash and
-// body, the answer as it is encoded (its receipt member, if any, left out).
+// body, the answer as it is encoded, still without its receipt (a nil
+// Receipt member is left out).
 func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, body any) (receipt.Receipt, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("live: receipt: %w", err)
 	}
-	respHash, err := receipt.HashResponse(data)
+	respHash, err := receipt.HashJSON(data)
 	if err != nil {
 		return receipt.Receipt{}, fmt.Errorf("live: receipt: %w", err)
 	}

@@ -54,6 +54,14 @@ type aiSetup struct {
 
 func startAIServer(t *testing.T, setup aiSetup) *aiServer {
 	t.Helper()
+	srv, ring := newAIServer(t, setup)
+	return &aiServer{srv: srv, main: listenLoopback(t, srv.Serve), api: listenLoopback(t, srv.ServeAPI), keys: ring}
+}
+
+// newAIServer is a server with the AI routes, and the keyring of its node
+// keys.
+func newAIServer(t testing.TB, setup aiSetup) (*Server, receipt.Keyring) {
+	t.Helper()
 	reg, err := ai.NewRegistry(setup.cfg, ai.Options{Keys: setup.env, Documents: testDocuments, Providers: setup.providers})
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +84,7 @@ func startAIServer(t *testing.T, setup aiSetup) *aiServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newTestServer(t, Options{Chain: testChain(t), AI: &AI{Nodes: reg, Voice: v, Keys: keys}, Limits: setup.limits})
-	return &aiServer{srv: srv, main: listenLoopback(t, srv.Serve), api: listenLoopback(t, srv.ServeAPI), keys: ring}
+	return newTestServer(t, Options{Chain: testChain(t), AI: &AI{Nodes: reg, Voice: v, Keys: keys}, Limits: setup.limits}), ring
 }
 
 // post sends a JSON body (a string, or a value to encode) to addr.
@@ -507,7 +514,7 @@ func TestReceiptRoute(t *testing.T) {
 		resp, got := check(body)
 		var v struct {
 			Verified bool
-			Key      NodeKey
+			Key      receipt.KeyRecord
 			Receipt  receipt.Receipt
 			Checked  []string
 		}
@@ -595,7 +602,7 @@ func TestAIKeysPublished(t *testing.T) {
 	})
 	_, body := getURL(t, s.main, "/api/nodes")
 	var nodes struct {
-		ReceiptKeys []NodeKey `json:"receipt_keys"`
+		ReceiptKeys []receipt.KeyRecord `json:"receipt_keys"`
 	}
 	json.Unmarshal(body, &nodes)
 	if len(nodes.ReceiptKeys) != len(ai.Roster) {

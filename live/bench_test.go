@@ -1,10 +1,13 @@
 package live
 
 import (
+	"net"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/proofsite/proofsite/live/ai"
+	"github.com/proofsite/proofsite/live/ai/aitest"
 	"github.com/valyala/fasthttp"
 )
 
@@ -38,6 +41,44 @@ func BenchmarkRoutes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChat is the server's own cost of POST /api/chat with a provider
+// that answers at once (the chat target of make bench-http): pipeline,
+// strict JSON, validation, the node call, the receipt and the encoding.
+func BenchmarkChat(b *testing.B) {
+	srv, _ := newAIServer(b, aiSetup{providers: map[string]ai.Provider{"S2_CASE": &aitest.Counting{Text: "Recompute every hash yourself."}},
+		limits: map[string]Limit{"/api/chat": {Max: 1 << 30, Window: time.Second}}})
+	srv.app.Handler()
+	h := srv.app.Server().Handler
+	var req fasthttp.Request
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI("/api/chat")
+	req.Header.SetHost("proof.test")
+	req.Header.SetContentType("application/json")
+	req.SetBody([]byte(`{"message":"How does anyone verify the ledger without trusting this server?","node":"S2_CASE"}`))
+	var ctx fasthttp.RequestCtx
+	ctx.Init2(benchConn{}, nil, false) // huma sets a read deadline on the connection
+	b.ReportAllocs()
+	start := cpuTime(b)
+	for b.Loop() {
+		req.CopyTo(&ctx.Request)
+		ctx.Response.Reset()
+		h(&ctx)
+		if ctx.Response.StatusCode() != fasthttp.StatusOK {
+			b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+		}
+	}
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
+// benchConn is the connection of an in-memory request: an address and
+// deadlines that nothing waits for.
+type benchConn struct{ net.Conn }
+
+func (benchConn) RemoteAddr() net.Addr             { return &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 40000} }
+func (benchConn) LocalAddr() net.Addr              { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080} }
+func (benchConn) SetReadDeadline(time.Time) error  { return nil }
+func (benchConn) SetWriteDeadline(time.Time) error { return nil }
 
 // cpuTime returns the user and system CPU time the process has used.
 func cpuTime(b *testing.B) time.Duration {

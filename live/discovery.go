@@ -13,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/ledger/receipt"
 	"github.com/proofsite/proofsite/live/ai"
 )
 
@@ -98,10 +99,10 @@ type HumanAuthority struct {
 
 // NodeList is the public roster.
 type NodeList struct {
-	Federation     []charter.Node `json:"federation" doc:"Nodes with a federation id"`
-	RosterSize     int            `json:"roster_size"`
-	HumanAuthority HumanAuthority `json:"human_authority"`
-	ReceiptKeys    []NodeKey      `json:"receipt_keys" doc:"The keys that sign the answering nodes' receipts (role node), one per node; pin them to verify receipts offline"`
+	Federation     []charter.Node      `json:"federation" doc:"Nodes with a federation id"`
+	RosterSize     int                 `json:"roster_size"`
+	HumanAuthority HumanAuthority      `json:"human_authority"`
+	ReceiptKeys    []receipt.KeyRecord `json:"receipt_keys" doc:"The keys that sign the answering nodes' receipts (role node), one per node; pin them to verify receipts offline"`
 	Fresh
 }
 

@@ -12,35 +12,22 @@ import (
 	"github.com/proofsite/proofsite/live/ai"
 )
 
-// NodeKeyRole is the role a node's receipt key is published with.
-const NodeKeyRole ledger.Role = "node"
-
-// NodeKey is the published key that signs one node's receipts: what
-// /api/nodes and ai.json list, and what a verifier pins.
-type NodeKey struct {
-	Node      string       `json:"node" doc:"Designation of the node whose receipts the key signs"`
-	KeyID     ledger.KeyID `json:"key_id"`
-	PublicKey string       `json:"public_key" doc:"32 bytes, lowercase hex"`
-	Role      ledger.Role  `json:"role" enum:"node"`
-}
-
 // NodeKeys returns the published records of the nodes' receipt keys, in
 // the roster's order.
-func NodeKeys(keys map[string]ledger.PrivateKey) []NodeKey {
-	out := []NodeKey{}
+func NodeKeys(keys map[string]ledger.PrivateKey) []receipt.KeyRecord {
+	out := []receipt.KeyRecord{}
 	for _, n := range ai.Roster {
 		if k, ok := keys[n.Designation]; ok {
-			p := ledger.Publish(k.Public(), NodeKeyRole)
-			out = append(out, NodeKey{Node: n.Designation, KeyID: p.KeyID, PublicKey: p.PublicKey, Role: p.Role})
+			out = append(out, receipt.Publish(n.Designation, k.Public()))
 		}
 	}
 	return out
 }
 
 // nodeKeys are the receipt keys of this server, none without AI routes.
-func (s *Server) nodeKeys() []NodeKey {
+func (s *Server) nodeKeys() []receipt.KeyRecord {
 	if s.ai == nil {
-		return []NodeKey{}
+		return []receipt.KeyRecord{}
 	}
 	return NodeKeys(s.ai.keys)
 }
@@ -50,10 +37,10 @@ type receiptInput struct{ Body ai.ReceiptRequest }
 // ReceiptCheck is the answer of POST /api/agent/receipt to a receipt that
 // passed every check.
 type ReceiptCheck struct {
-	Verified bool            `json:"verified" doc:"true: every check passed (a receipt that fails one is a 422 problem, never verified false)"`
-	Key      NodeKey         `json:"key" doc:"The node key that signed it"`
-	Receipt  receipt.Receipt `json:"receipt" doc:"The receipt's members, as signed"`
-	Checked  []string        `json:"checked" doc:"What was checked: form, key, signature, and request_sha256 and response_sha256 when request and response were given"`
+	Verified bool              `json:"verified" doc:"true: every check passed (a receipt that fails one is a 422 problem, never verified false)"`
+	Key      receipt.KeyRecord `json:"key" doc:"The node key that signed it"`
+	Receipt  receipt.Receipt   `json:"receipt" doc:"The receipt's members, as signed"`
+	Checked  []string          `json:"checked" doc:"What was checked: form, key, signature, and request_sha256 and response_sha256 when request and response were given"`
 	Fresh
 }
 
