@@ -37,7 +37,9 @@ var testArtifacts = []render.Artifact{
 func testRenderOptions() render.Options {
 	return render.Options{
 		Artifacts: testArtifacts,
-		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true}},
+		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true},
+			{Method: "POST", Path: "/api/ember", Summary: "The public airlock"}, {Method: "POST", Path: "/api/agent/receipt", Summary: "Verify a receipt", OnAPI: true}},
+		Keys: []render.Key{{Node: "S5_LOCUS", KeyID: "ed25519:0f1e2d3c4b5a69788796a5b4c3d2e1f0", PublicKey: strings.Repeat("ab", 32), Role: "node"}},
 	}
 }
 

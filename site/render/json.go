@@ -126,6 +126,18 @@ func (b *build) stewardshipJob() job {
 	}}
 }
 
+// aiEntrypoints are the live routes ai.json points agents to by name,
+// each listed only when the live edge serves it (Options.Endpoints).
+var aiEntrypoints = map[string]string{
+	"POST /api/chat":          "chat",
+	"POST /api/pulse":         "pulse",
+	"POST /api/voice":         "voice",
+	"POST /api/ember":         "ember",
+	"POST /api/lumen":         "lumen",
+	"POST /api/v1/query":      "query",
+	"POST /api/agent/receipt": "receipt_verify",
+}
+
 // aiManifest is /.well-known/ai.json, the machine-readable discovery manifest.
 type aiManifest struct {
 	SchemaVersion  string            `json:"schema_version"`
@@ -239,6 +251,11 @@ func (b *build) aiJob() job {
 		}
 		if status.RuntimeArtifact != nil {
 			m.Constitution.RuntimeVersion = status.RuntimeArtifact.Version
+		}
+		for _, e := range b.r.opts.Endpoints {
+			if name, ok := aiEntrypoints[e.Method+" "+e.Path]; ok {
+				m.Entrypoints[name] = b.origin(e) + e.Path
+			}
 		}
 		for _, s := range cfg.Ledger.DocumentedSeams {
 			m.Proof.DocumentedSeams = append(m.Proof.DocumentedSeams, seamRef{Block: s.Block, Reason: strings.Join(strings.Fields(s.Reason), " ")})

@@ -132,6 +132,14 @@ func (b *build) runtimePath() string {
 // abs returns the absolute URL of a site path.
 func (b *build) abs(sitePath string) string { return b.base + sitePath }
 
+// origin is where an endpoint is served: the API origin or the site.
+func (b *build) origin(e Endpoint) string {
+	if e.OnAPI {
+		return b.api
+	}
+	return b.base
+}
+
 // urlPath is the URL path an output path is reached at: folders for index
 // pages, the file itself otherwise.
 func urlPath(outPath string) string {

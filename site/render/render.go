@@ -56,8 +56,10 @@ type Endpoint struct {
 	OnAPI   bool // served from the verification API origin (api_url) rather than base_url
 }
 
-// Key is a published ledger key, listed in ai.json.
+// Key is a published key, listed in ai.json: a ledger key, or a node's
+// receipt key (role node, with the node's designation).
 type Key struct {
+	Node      string `json:"node,omitempty"`
 	KeyID     string `json:"key_id"`
 	PublicKey string `json:"public_key"`
 	Role      string `json:"role"`

@@ -85,6 +85,10 @@ func (b *build) constitutionTextJob() job {
 	}}
 }
 
+// answeringRoutes are the routes on which AI nodes answer with a signed
+// receipt.
+var answeringRoutes = []string{"/api/chat", "/api/pulse", "/api/ember", "/api/lumen", "/api/v1/query"}
+
 func (b *build) llmsJob() job {
 	fp := newDigest().str("llms").sums(b.config, b.summaries, b.r.optsDigest).sum()
 	return job{key: "llms", paths: []string{llmsPath}, fp: fp, run: func() ([][]byte, error) {
@@ -109,14 +113,19 @@ func (b *build) llmsJob() job {
 
 		if len(b.r.opts.Endpoints) > 0 {
 			w.h2("API endpoint map")
+			var answering []string
+			receipts := false
 			for _, e := range b.r.opts.Endpoints {
-				origin := b.base
-				if e.OnAPI {
-					origin = b.api
+				w.item(b.origin(e)+e.Path, e.Method+" "+e.Path, e.Summary)
+				receipts = receipts || e.Path == "/api/agent/receipt"
+				if slices.Contains(answeringRoutes, e.Path) && !slices.Contains(answering, e.Path) {
+					answering = append(answering, e.Path)
 				}
-				w.item(origin+e.Path, e.Method+" "+e.Path, e.Summary)
 			}
 			w.line("")
+			if receipts && len(answering) > 0 {
+				w.para("The AI routes (" + strings.Join(answering, ", ") + ") give a node nothing but the message: no memory, no private context, and session context is never authority; a member they do not document is refused. Every answer names the node, the provider and the model that answered and carries a receipt signed with that node's key (role `node`, listed in ai.json and /api/nodes). Check one with POST /api/agent/receipt, or offline with `go run verify-ledger.go receipt --keys ai.json RECEIPT.json` (ai.json and /api/nodes list the node keys).")
+			}
 		}
 
 		w.h2("Gate")
