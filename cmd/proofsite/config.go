@@ -270,6 +270,19 @@ func (c *config) chainOptions(env *environment, ch *charter.Charter, readOnly bo
 	}
 }
 
+// providerKeys reads the AI providers' keys from the environment variables
+// site.yaml's ai section names (key_env), those that are set. The values
+// go to the providers only: never to a log, an error or the output.
+func providerKeys(env *environment, a charter.AI) map[string]string {
+	keys := map[string]string{}
+	for _, name := range a.KeyEnvs() {
+		if v := env.getenv(name); v != "" {
+			keys[name] = v
+		}
+	}
+	return keys
+}
+
 // historyFile is the published history under the content folder.
 func (c *config) historyFile() string {
 	return filepath.Join(c.Content, "ledger", "history.jsonl")

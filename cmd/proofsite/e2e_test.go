@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
@@ -170,13 +171,32 @@ func TestServeEndToEnd(t *testing.T) {
 		if len(disc.Endpoints) < 35 {
 			t.Fatalf("only %d endpoints in the catalog", len(disc.Endpoints))
 		}
+		// The AI routes take their documented bodies; the receipt route
+		// checks a receipt one of them issued.
+		_, ember := srv.do(t, http.MethodPost, "/api/ember", `{"message":"How is the ledger verified?"}`, "Content-Type", "application/json")
+		var issued struct{ Receipt json.RawMessage }
+		if err := json.Unmarshal(ember, &issued); err != nil || len(issued.Receipt) == 0 {
+			t.Fatalf("ember: no receipt in %s", ember)
+		}
+		bodies := map[string]string{
+			"/api/chat":          `{"message":"How is the ledger verified?","node":"S2_CASE"}`,
+			"/api/pulse":         `{"topic":"verification"}`,
+			"/api/voice":         `{"text":"The ledger verifies.","mode":"standard"}`,
+			"/api/ember":         `{"message":"How is the ledger verified?"}`,
+			"/api/lumen":         `{"message":"How is the ledger verified?"}`,
+			"/api/v1/query":      `{"question":"How is the ledger verified?"}`,
+			"/api/agent/receipt": `{"receipt":` + string(issued.Receipt) + `}`,
+		}
 		for _, e := range disc.Endpoints {
 			path := strings.ReplaceAll(e.Path, "{id}", "s1")
 			var resp *http.Response
 			var body []byte
-			if e.Method == http.MethodPost {
-				resp, body = srv.do(t, e.Method, path, `{"agent":"e2e"}`, "Content-Type", "application/json")
-			} else {
+			switch {
+			case e.Method == http.MethodPost:
+				resp, body = srv.do(t, e.Method, path, cmp.Or(bodies[path], `{"agent":"e2e"}`), "Content-Type", "application/json")
+			case path == "/api/v1/query":
+				resp, body = srv.get(t, path+"?question=verification")
+			default:
 				resp, body = srv.get(t, path)
 			}
 			if resp.StatusCode != 200 {

@@ -80,6 +80,10 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", history.Name(), err)
 	}
+	opts.NodeKeys = aiDesignations()
+	if _, err := chain.NodeKeys(opts); err != nil { // the nodes' receipt keys, for the build's ai.json
+		return err
+	}
 	if rep.Existed {
 		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", rep.StoreDir, rep.Genesis)
 		return nil

@@ -35,7 +35,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	c, err := chain.Bootstrap(ctx, cfg.chainOptions(env, site.Charter, false), cfg.historyFile())
+	copts := cfg.chainOptions(env, site.Charter, false)
+	c, err := chain.Bootstrap(ctx, copts, cfg.historyFile())
 	if err != nil {
 		return err
 	}
@@ -43,8 +44,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if _, err := c.Walk(ctx); err != nil {
 		return err
 	}
+	nodes, err := liveAI(env, site, copts)
+	if err != nil {
+		return err
+	}
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, TrustedProxies: cfg.TrustedProxies,
+		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, AI: nodes, TrustedProxies: cfg.TrustedProxies,
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/ai"
+	"github.com/proofsite/proofsite/live/ai/voice"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
@@ -62,5 +64,75 @@ func renderOptions(ch *charter.Charter, dataDir string) (render.Options, error) 
 			opts.Keys = append(opts.Keys, render.Key{KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})
 		}
 	}
+	nodeKeys, err := chain.PublishedNodeKeys(dataDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return render.Options{}, fmt.Errorf("node keys: %w", err)
+	default:
+		for _, k := range nodeKeys {
+			opts.Keys = append(opts.Keys, render.Key{Node: k.Node, KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})
+		}
+	}
 	return opts, nil
+}
+
+// liveAI builds what the live edge's AI routes answer with: the nodes
+// (site.yaml's ai section, with the providers' keys from the environment),
+// the documents the offline responder quotes, the voice, and the nodes'
+// receipt keys (generated on first start).
+func liveAI(env *environment, site *content.Site, opts chain.Options) (*live.AI, error) {
+	cfg := site.Charter.AI
+	keys := providerKeys(env, cfg)
+	nodes, err := ai.NewRegistry(cfg, ai.Options{Keys: keys, Documents: aiDocuments(site), Logger: env.logger})
+	if err != nil {
+		return nil, err
+	}
+	vopts := voice.Options{Logger: env.logger}
+	if v := cfg.Voice; v.Provider == "openai" {
+		if key := keys[v.KeyEnv]; key != "" {
+			if vopts.Backend, err = voice.NewOpenAI(ai.SDKConfig{Model: v.Model, BaseURL: v.BaseURL, APIKey: key}); err != nil {
+				return nil, err
+			}
+		} else {
+			env.logger.Info("the voice speaks with espeak-ng: its openai key is not set", "key_env", v.KeyEnv)
+		}
+	}
+	speaker, err := voice.New(vopts)
+	if err != nil {
+		return nil, err
+	}
+	opts.NodeKeys = aiDesignations()
+	nodeKeys, err := chain.NodeKeys(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &live.AI{Nodes: nodes, Voice: speaker, Keys: nodeKeys}, nil
+}
+
+// aiDesignations are the nodes that answer on the public API, whose
+// receipt keys the data folder keeps.
+func aiDesignations() []string {
+	var out []string
+	for _, n := range charter.AIRoster {
+		out = append(out, n.Designation)
+	}
+	return out
+}
+
+// aiDocuments are what the offline responder quotes: the constitution's
+// articles and the site's pages and documents, as published.
+func aiDocuments(site *content.Site) []ai.Document {
+	var docs []ai.Document
+	for _, p := range site.Pages {
+		ref := "Page"
+		switch p.Kind {
+		case content.KindArticle:
+			ref = fmt.Sprintf("Article %d", p.Article)
+		case content.KindDoc:
+			ref = "Document"
+		}
+		docs = append(docs, ai.Document{Ref: ref, Title: p.Title, URL: p.URL(), Text: string(p.Body)})
+	}
+	return docs
 }
