@@ -40,6 +40,14 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) (bool, err
 		return false, err
 	}
 	targets := newTargets(srv)
+	for _, t := range targets {
+		if t.post != nil {
+			t.script = filepath.Join(w.root, t.name+".lua")
+			if err := os.WriteFile(t.script, []byte(t.post.luaScript()), 0o644); err != nil {
+				return false, err
+			}
+		}
+	}
 	if err := preflight(ctx, targets); err != nil {
 		return false, err
 	}
@@ -78,12 +86,13 @@ func startServers(ctx context.Context, cfg config, w workDirs, nginx string, std
 			}
 		}
 	}
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return s, stop, err
 	}
 	addr := func(i int) string { return "127.0.0.1:" + strconv.Itoa(ports[i]) }
-	s = servers{proofsite: server{url: "http://" + addr(0)}, bare: server{url: "http://" + addr(1)}, nginx: server{url: "http://" + addr(2)}}
+	s = servers{proofsite: server{url: "http://" + addr(0)}, bare: server{url: "http://" + addr(1)}, nginx: server{url: "http://" + addr(2)},
+		chat: server{url: "http://" + addr(3)}}
 
 	// Both Go servers get the same GOMAXPROCS, whatever the environment says.
 	goEnv := append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(cfg.gomaxprocs))
@@ -106,6 +115,8 @@ func startServers(ctx context.Context, cfg config, w workDirs, nginx string, std
 		{"proofsite", &s.proofsite, goEnv, []string{cfg.bin, "serve", "--data", w.data, "--public", w.public, "--content", cfg.content, "--addr", addr(0)},
 			s.proofsite.url + "/api/health", time.Minute},
 		{"bare-fiber", &s.bare, goEnv, []string{self, bareFiberCmd, "--addr", addr(1)}, s.bare.url + barePath, 10 * time.Second},
+		{"chat-edge", &s.chat, goEnv, []string{self, chatEdgeCmd, "--addr", addr(3), "--data", w.chat, "--public", w.public, "--content", cfg.content},
+			s.chat.url + "/api/health", time.Minute},
 		{"nginx", &s.nginx, os.Environ(), nginxArgv(nginx, w.nginx, conf), s.nginx.url + pagePath, 10 * time.Second},
 	} {
 		p, err := startProc(sv.name, filepath.Join(w.logs, sv.name+".log"), sv.env, sv.argv...)
@@ -134,8 +145,16 @@ func preflight(ctx context.Context, targets []*target) error {
 	want := staticPage()
 	for _, t := range targets {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
+		if t.post != nil {
+			req, err = http.NewRequestWithContext(ctx, http.MethodPost, t.url, strings.NewReader(t.post.body))
+		}
 		if err != nil {
 			return err
+		}
+		if t.post != nil {
+			for _, h := range t.post.headers {
+				req.Header.Set(h[0], h[1])
+			}
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -163,7 +182,7 @@ func measure(ctx context.Context, cfg config, wrk string, w workDirs, targets []
 	load := func(t *target, d time.Duration, tag string) (wrkResult, error) {
 		before, statErr := readCPUStat()
 		serverBefore := groupTicks(t.pgid)
-		res, out, wrkCPU, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url})
+		res, out, wrkCPU, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url, script: t.script})
 		res.OthersCPU = -1
 		if after, err := readCPUStat(); err == nil && statErr == nil {
 			ours := groupTicks(t.pgid) - serverBefore + int64(wrkCPU/clockTick)

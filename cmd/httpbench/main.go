@@ -4,7 +4,10 @@
 //   - /api/ledger/verify and /api/chain/status against a bare fiber JSON
 //     handler: at least 0.5x its requests/s, p99 under 10 ms;
 //   - a 10 KB static page served by proofsite against nginx serving the same
-//     file: at least 0.8x its requests/s.
+//     file: at least 0.8x its requests/s;
+//   - POST /api/chat (sent by a wrk Lua script) on the live edge with a
+//     zero-latency provider behind S2_CASE, against the same bare fiber
+//     handler: at least 0.5x its requests/s.
 //
 // Usage (from the repository root; "make bench-http" does this):
 //
@@ -13,7 +16,7 @@
 // One run empties --work (only a folder an earlier run made), initialises a
 // ledger there and builds the site, then writes a 10,240-byte HTML page into
 // the built folder (after the build, which replaces the folder). It starts
-// three servers on loopback ports, each in a process group of its own:
+// four servers on loopback ports, each in a process group of its own:
 //
 //   - proofsite serve on that data dir and site;
 //   - the bare fiber handler: this program re-executed as "httpbench
@@ -22,6 +25,14 @@
 //     defaults (prefork off), no middleware, one route answering c.JSON of a
 //     string, a bool and a time. Both Go servers get the same GOMAXPROCS
 //     (--gomaxprocs, by default the harness's own);
+//   - the chat edge: this program re-executed as "httpbench chat-edge", the
+//     live package's server over a second ledger initialised for it (a
+//     Badger folder is one process's), with every AI route, the receipts
+//     signed with keys of its own, the offline responder behind every node
+//     but S2_CASE, and behind S2_CASE a provider that answers at once
+//     (aitest.Counting): what the edge adds to a provider's latency. Its
+//     /api/chat limit is lifted for the one loopback client wrk is; the
+//     limiter still runs;
 //   - Debian's nginx in the foreground (daemon off) with a generated config
 //     (see nginxConfig): worker_processes auto, access_log off, sendfile
 //     on, keep-alive never cut by a request count, root on the same folder;
@@ -29,7 +40,7 @@
 //
 // A preflight checks that every target answers 200 itself and that both
 // servers send the very bytes of the page. Each target is warmed up, then
-// wrk -t2 -c64 -d10s --latency runs over all five targets in interleaved
+// wrk -t2 -c64 -d10s --latency runs over all six targets in interleaved
 // rounds, each round starting one target later. The table reports, per
 // target, the median requests/s and the median p99 across rounds, the ratio
 // of the medians to the baseline, and PASS/FAIL; any non-2xx response or

@@ -25,6 +25,7 @@ const workMarker = ".httpbench"
 type workDirs struct {
 	root   string
 	data   string // proofsite data dir: keys and the Badger ledger
+	chat   string // the chat edge's data dir (a Badger folder is one process's)
 	public string // the built site both servers serve
 	nginx  string // nginx prefix: config, pid, error log, temp paths
 	logs   string // output of every process started
@@ -51,7 +52,7 @@ func newWorkDirs(root string) (workDirs, error) {
 		// The site's name starts with "_" so that the go command skips the
 		// Go source a build publishes (downloads/verify-ledger.go): the
 		// work folder is inside the module.
-		root: root, data: filepath.Join(root, "data"), public: filepath.Join(root, "_site"),
+		root: root, data: filepath.Join(root, "data"), chat: filepath.Join(root, "chat-data"), public: filepath.Join(root, "_site"),
 		nginx: filepath.Join(root, "nginx"), logs: filepath.Join(root, "logs"),
 	}
 	for _, d := range []string{root, w.nginx, w.logs} {
@@ -62,7 +63,7 @@ func newWorkDirs(root string) (workDirs, error) {
 	return w, os.WriteFile(filepath.Join(root, workMarker), nil, 0o644)
 }
 
-// prepare initialises a ledger, builds the site and writes the static page
+// prepare initialises a ledger (and one for the chat edge), builds the site and writes the static page
 // into it, in that order: a build replaces the output folder.
 func prepare(ctx context.Context, cfg config, w workDirs) error {
 	steps := []struct {
@@ -70,6 +71,7 @@ func prepare(ctx context.Context, cfg config, w workDirs) error {
 		args  []string
 	}{
 		{"ledger init", []string{"ledger", "init", "--data", w.data, "--content", cfg.content}},
+		{"ledger init chat", []string{"ledger", "init", "--data", w.chat, "--content", cfg.content}},
 		{"build", []string{"build", "--data", w.data, "--content", cfg.content, "--out", w.public}},
 	}
 	for _, s := range steps {

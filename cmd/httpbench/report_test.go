@@ -14,11 +14,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // The report of a made-up run, as the closing note quotes it.
 func TestWriteReport(t *testing.T) {
 	ms := time.Millisecond
-	targets := newTargets(servers{proofsite: server{"http://127.0.0.1:1", 1}, bare: server{"http://127.0.0.1:2", 2}, nginx: server{"http://127.0.0.1:3", 3}})
+	targets := newTargets(servers{proofsite: server{"http://127.0.0.1:1", 1}, bare: server{"http://127.0.0.1:2", 2}, nginx: server{"http://127.0.0.1:3", 3},
+		chat: server{"http://127.0.0.1:4", 4}})
 	results := map[string][]wrkResult{
 		"bare":             {{RequestsPerSec: 74273.1, P99: 8180 * time.Microsecond, OthersCPU: 0.01}, {RequestsPerSec: 70000, P99: 12 * ms, OthersCPU: 0.3}},
 		"verify":           {{RequestsPerSec: 60931, P99: 9 * ms, OthersCPU: 0.02}, {RequestsPerSec: 30000, P99: 30 * ms, OthersCPU: -1}},
 		"status":           {{RequestsPerSec: 56568, P99: 9 * ms, OthersCPU: 0.19}, {RequestsPerSec: 50000, P99: 11 * ms, OthersCPU: 0.2}},
+		"chat":             {{RequestsPerSec: 38000, P99: 12 * ms, OthersCPU: 0.05}, {RequestsPerSec: 36000, P99: 14 * ms, OthersCPU: 0.1}},
 		"static-proofsite": {{RequestsPerSec: 49064, P99: 39 * ms, OthersCPU: 0.22}, {RequestsPerSec: 30000, P99: 5 * ms, Non2xx: 2, OthersCPU: 0.1}},
 		"static-nginx":     {{RequestsPerSec: 50439, P99: 97 * ms, OthersCPU: 0.17}, {RequestsPerSec: 50000, P99: 6 * ms, OthersCPU: 0.1}},
 	}

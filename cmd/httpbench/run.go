@@ -37,6 +37,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == bareFiberCmd {
 		return runBareFiber(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == chatEdgeCmd {
+		return runChatEdge(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseConfig(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK

@@ -17,6 +17,8 @@ type target struct {
 	url      string        // full URL on loopback
 	pgid     int           // process group of the server that answers
 	static   bool          // serves the static page: its body is checked
+	post     *postRequest  // sent instead of a GET; nil for a GET
+	script   string        // wrk's Lua script that sends post, once written
 	baseline *target       // what it is compared with; nil for a baseline
 	minRatio float64       // of the baseline's median requests/s
 	maxP99   time.Duration // bar for the median p99; 0 for none
@@ -29,8 +31,8 @@ type server struct {
 	pgid int
 }
 
-// servers are the three servers of one run.
-type servers struct{ proofsite, bare, nginx server }
+// servers are the four servers of one run.
+type servers struct{ proofsite, bare, nginx, chat server }
 
 // newTargets returns the targets in table order: each baseline comes just
 // before or after what is compared with it.
@@ -43,10 +45,29 @@ func newTargets(s servers) []*target {
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
 		{name: "status", label: "`/api/chain/status`", server: "proofsite", url: s.proofsite.url + "/api/chain/status", pgid: s.proofsite.pgid,
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
+		{name: "chat", label: "`POST /api/chat`, zero-latency provider", server: "proofsite live edge", url: s.chat.url + "/api/chat", pgid: s.chat.pgid,
+			post: chatRequest(), baseline: bare, minRatio: 0.5},
 		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite.url + pagePath, pgid: s.proofsite.pgid, static: true,
 			baseline: nginx, minRatio: 0.8},
 		nginx,
 	}
+}
+
+// postRequest is a POST a target sends: its headers, in order, and body.
+type postRequest struct {
+	headers [][2]string
+	body    string
+}
+
+// luaScript is the wrk script that sends r on every request. The body goes
+// in a Lua long string, which needs no escaping as long as it holds no "]]".
+func (r *postRequest) luaScript() string {
+	var b strings.Builder
+	b.WriteString("wrk.method = \"POST\"\nwrk.body = [[" + r.body + "]]\n")
+	for _, h := range r.headers {
+		fmt.Fprintf(&b, "wrk.headers[%q] = %q\n", h[0], h[1])
+	}
+	return b.String()
 }
 
 // summary is a target's line of the table.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,8 @@ func TestSummarizeBaseline(t *testing.T) {
 }
 
 func TestNewTargets(t *testing.T) {
-	ts := newTargets(servers{proofsite: server{"http://127.0.0.1:1", 11}, bare: server{"http://127.0.0.1:2", 12}, nginx: server{"http://127.0.0.1:3", 13}})
+	ts := newTargets(servers{proofsite: server{"http://127.0.0.1:1", 11}, bare: server{"http://127.0.0.1:2", 12}, nginx: server{"http://127.0.0.1:3", 13},
+		chat: server{"http://127.0.0.1:4", 14}})
 	want := map[string]struct {
 		url, baseline string
 		pgid          int
@@ -70,6 +72,7 @@ func TestNewTargets(t *testing.T) {
 		"bare":             {"http://127.0.0.1:2/json", "", 12, 0, 0},
 		"verify":           {"http://127.0.0.1:1/api/ledger/verify", "bare", 11, 0.5, 10 * time.Millisecond},
 		"status":           {"http://127.0.0.1:1/api/chain/status", "bare", 11, 0.5, 10 * time.Millisecond},
+		"chat":             {"http://127.0.0.1:4/api/chat", "bare", 14, 0.5, 0},
 		"static-proofsite": {"http://127.0.0.1:1/bench/page-10k.html", "static-nginx", 11, 0.8, 0},
 		"static-nginx":     {"http://127.0.0.1:3/bench/page-10k.html", "", 13, 0, 0},
 	}
@@ -89,5 +92,20 @@ func TestNewTargets(t *testing.T) {
 		if tg.url != w.url || base != w.baseline || tg.pgid != w.pgid || tg.minRatio != w.ratio || tg.maxP99 != w.p99 {
 			t.Errorf("%s: url %s, baseline %q, pgid %d, ratio %v, p99 %v; want %+v", tg.name, tg.url, base, tg.pgid, tg.minRatio, tg.maxP99, w)
 		}
+	}
+}
+
+// TestChatScript checks the wrk script of the chat target against its
+// request.
+func TestChatScript(t *testing.T) {
+	r := chatRequest()
+	got := r.luaScript()
+	for _, want := range []string{"wrk.method = \"POST\"\n", "wrk.body = [[" + r.body + "]]\n", `wrk.headers["Content-Type"] = "application/json"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("script lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(r.body, "]]") || !json.Valid([]byte(r.body)) {
+		t.Errorf("body %s", r.body)
 	}
 }
