@@ -53,9 +53,21 @@ var (
 	// ErrGenesisMismatch reports a chain whose genesis is not the pinned
 	// genesis.
 	ErrGenesisMismatch = errors.New("ledger: genesis mismatch")
-	// ErrCheckpoint reports a chain that does not extend a checkpoint the
-	// verifier pinned (truncation, rollback or rewrite).
+	// ErrCheckpoint reports rows that do not extend a checkpoint the
+	// verifier remembered (a replaced row, truncation, rollback or rewrite).
 	ErrCheckpoint = errors.New("ledger: checkpoint not extended")
+	// ErrBadCheckpoint reports a checkpoint that cannot be parsed, or a
+	// signed one whose signature does not verify with the pinned key.
+	ErrBadCheckpoint = errors.New("ledger: invalid checkpoint")
+	// ErrPayloadMismatch reports a payload whose canonical SHA-256 is not
+	// the block's payload_hash.
+	ErrPayloadMismatch = errors.New("ledger: payload does not match payload_hash")
+	// ErrWitnessQuorum reports a block with fewer distinct valid pinned
+	// witness signatures than the quorum.
+	ErrWitnessQuorum = errors.New("ledger: witness quorum not met")
+	// ErrStorageMismatch reports a row stored under another index than its
+	// own, or a stored row count that is not the number of rows.
+	ErrStorageMismatch = errors.New("ledger: storage does not match the rows")
 	// ErrEmptyChain reports a chain with no blocks.
 	ErrEmptyChain = errors.New("ledger: empty chain")
 
