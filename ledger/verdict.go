@@ -27,8 +27,11 @@ const (
 	// signature fails, it lacks the witness quorum, its payload does not
 	// match, it is stored under another index, or a link is missing.
 	VerdictSpineBroken = "FAIL_CANONICAL_SPINE_BROKEN"
-	// VerdictStorage: the store's bookkeeping disagrees with its rows (the
-	// stored row count is not the number of rows).
+	// VerdictStorage: the store's bookkeeping disagrees with its rows: the
+	// stored row count is not the number of rows, or the stored Merkle
+	// tree's root is not the root of the rows (a row edited, removed or
+	// added behind the store's back). A row stored under another index
+	// than its own is an invalid row.
 	VerdictStorage = "FAIL_STORAGE_MISMATCH"
 	// VerdictCheckpoint: the rows do not extend the checkpoint the verifier
 	// remembered: the Merkle root over its first size rows differs (a row
@@ -50,8 +53,9 @@ const (
 
 // verdictRank lists the failing verdicts, most serious first; a verdict
 // names the first failure in this order.
-var verdictRank = []string{VerdictEmpty, VerdictStorage, VerdictGenesisMismatch, VerdictSpineBroken,
-	VerdictCheckpoint, VerdictCheckpointInvalid, VerdictInvalidRow, VerdictUndocumentedBreak}
+// The store's bookkeeping comes last: the rows' own failures say more.
+var verdictRank = []string{VerdictEmpty, VerdictGenesisMismatch, VerdictSpineBroken,
+	VerdictCheckpoint, VerdictCheckpointInvalid, VerdictInvalidRow, VerdictUndocumentedBreak, VerdictStorage}
 
 // Status values of a Verdict.
 const (
@@ -238,10 +242,18 @@ type Options struct {
 	// verify with Log.CheckpointKey and its root must match the rows; with
 	// no key pinned it is only compared with the rows.
 	PresentedCheckpoint []byte
-	// StoredCount, when set, is the row count the store records; it must
-	// equal the number of rows.
-	StoredCount *int64
-	Check       CheckOptions // parallelism and progress
+	// Stored, when set, is what the store records about its rows; it must
+	// agree with the rows walked.
+	Stored *Stored
+	Check  CheckOptions // parallelism and progress
+}
+
+// Stored is a store's bookkeeping: the row count it records and the
+// Merkle tree it keeps (how many rows it covers, and its root).
+type Stored struct {
+	Count    int64
+	TreeSize int64
+	Root     Hash
 }
 
 // Result is everything a full walk found.
@@ -284,9 +296,6 @@ func VerifyRows(rows iter.Seq2[Row, error], opts Options) (Result, error) {
 	fail := func(verdict, format string, args ...any) {
 		failures = append(failures, Failure{verdict, fmt.Sprintf(format, args...)})
 	}
-	if opts.StoredCount != nil && *opts.StoredCount != int64(len(checks)) {
-		fail(VerdictStorage, "storage: the store records %d rows but holds %d", *opts.StoredCount, len(checks))
-	}
 	var presented *Checkpoint
 	if opts.PresentedCheckpoint != nil {
 		p, err := presentedCheckpoint(opts.PresentedCheckpoint, opts.Log)
@@ -327,6 +336,16 @@ func VerifyRows(rows iter.Seq2[Row, error], opts Options) (Result, error) {
 		}
 		if origin == "" {
 			origin = p.Origin
+		}
+	}
+	if st := opts.Stored; st != nil {
+		switch {
+		case st.Count != n:
+			fail(VerdictStorage, "storage: the store records %d rows but holds %d", st.Count, n)
+		case st.TreeSize != n:
+			fail(VerdictStorage, "storage: the stored Merkle tree covers %d rows, the store holds %d", st.TreeSize, n)
+		case st.Root != root:
+			fail(VerdictStorage, "storage: the stored Merkle tree's root %s is not the root %s recomputed from the %d rows", st.Root, root, n)
 		}
 	}
 	v := NewVerdict(spine, table, opts.Seams, failures...)
