@@ -61,14 +61,19 @@ func testChain(t testing.TB) *store.Store {
 	if signers.Writer, err = ledger.GenerateKey(nil); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := ledger.GenerateKey(nil)
-	signers.Witnesses = []ledger.PrivateKey{w}
+	w1, _ := ledger.GenerateKey(nil)
+	w2, _ := ledger.GenerateKey(nil)
+	signers.Witnesses = []ledger.PrivateKey{w1, w2}
 	blocks, privs, err := ledger.SealHistory(rows, signers)
 	if err != nil {
 		t.Fatal(err)
 	}
+	seams, err := ledger.PinSeams([]ledger.Seam{{Block: 153, Reason: "Storage migration."}}, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(t.TempDir(), "ledger")
-	opts := store.Options{Keys: signers.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
+	opts := store.Options{Keys: signers.KeySet(), Seams: seams}
 	if _, err := store.Create(dir, blocks, privs, opts); err != nil {
 		t.Fatal(err)
 	}

@@ -58,24 +58,35 @@ func (f *ledgerFlags) register(fs *flag.FlagSet, env *environment) {
 
 func (f *ledgerFlags) storeDir() string { return filepath.Join(f.data, ledgerDirName) }
 
-// openStore opens the ledger with the published keys and the documented
-// seams.
+// openStore opens the ledger with the pins of the trust document (keys,
+// seams, quorum, log). A legacy keys.json pins no seam: the documented
+// seams of site.yaml then have no hashes and document nothing, so the walk
+// fails until "proofsite ledger init" rewrites keys.json.
 func (f *ledgerFlags) openStore(env *environment, keysFile string, genesis ledger.Hash) (*store.Store, error) {
 	if keysFile == "" {
 		keysFile = filepath.Join(f.data, keysJSONName)
 	}
-	keys, err := readKeysFile(keysFile)
+	trust, err := readTrustFile(keysFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s", store.ErrNotInitialized, keysFile)
 	}
 	if err != nil {
 		return nil, err
 	}
-	seams, err := documentedSeams(f.content)
+	opts, err := trust.Options()
 	if err != nil {
 		return nil, err
 	}
-	return store.Open(f.storeDir(), store.Options{Keys: keys, Seams: seams, Genesis: genesis, Logger: env.logger})
+	if trust.Legacy() {
+		if opts.Seams, err = documentedSeams(f.content); err != nil {
+			return nil, err
+		}
+	}
+	if !genesis.IsZero() {
+		opts.Genesis = genesis
+	}
+	return store.Open(f.storeDir(), store.Options{Keys: opts.Keys, Seams: opts.Seams, Genesis: opts.Genesis,
+		WitnessQuorum: opts.WitnessQuorum, Log: opts.Log, Logger: env.logger})
 }
 
 func runLedgerInit(ctx context.Context, env *environment, args []string) error {
@@ -125,6 +136,15 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	keys := signers.KeySet()
+	// The seams are pinned to the rows just sealed from the published
+	// history, and published with the keys in the trust document.
+	if seams, err = ledger.PinSeams(seams, blocks); err != nil {
+		return err
+	}
+	trust, err := trustDocument(f.content, signers, blocks[0].Hash(), seams)
+	if err != nil {
+		return err
+	}
 	if _, err := os.Stat(f.storeDir()); err == nil {
 		// Idempotent: the same history sealed with the same keys gives the
 		// same blocks (ed25519 is deterministic), so a store that starts
@@ -132,18 +152,18 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 		if err := sameChain(ctx, f.storeDir(), blocks, privs, keys, seams, env); err != nil {
 			return err
 		}
-		if err := writeKeysJSON(f.data, keys); err != nil {
+		if err := writeTrustDocument(f.data, trust); err != nil {
 			return err
 		}
 		ok = true
 		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", f.storeDir(), blocks[0].Hash())
 		return nil
 	}
-	v, err := store.Create(f.storeDir(), blocks, privs, store.Options{Keys: keys, Seams: seams, Logger: env.logger})
+	v, err := store.Create(f.storeDir(), blocks, privs, store.Options{Keys: keys, Seams: seams, WitnessQuorum: trust.WitnessQuorum, Log: trust.Log, Logger: env.logger})
 	if err != nil {
 		return err
 	}
-	if err := writeKeysJSON(f.data, keys); err != nil {
+	if err := writeTrustDocument(f.data, trust); err != nil {
 		os.RemoveAll(f.storeDir())
 		return err
 	}
@@ -288,17 +308,25 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		opts := ledger.Options{Keys: r.Keys(), Genesis: r.Header().GenesisHash, Seams: r.Header().DocumentedSeams, Checkpoint: cp,
-			Check: ledger.CheckOptions{Progress: progress.report(-1)}}
+		// Pins come from the trust document given with --keys; the
+		// header's seams are never authority (Reader.Options).
+		var trust *ledger.TrustDocument
+		if keysFile != "" {
+			doc, err := readTrustFile(keysFile)
+			if err != nil {
+				return err
+			}
+			trust = &doc
+		}
+		opts, err := r.Options(trust)
+		if err != nil {
+			return err
+		}
+		opts.Checkpoint, opts.Check = cp, ledger.CheckOptions{Progress: progress.report(-1)}
 		if !pinGenesis.IsZero() {
 			opts.Genesis = pinGenesis
 		}
-		if keysFile != "" {
-			if opts.Keys, err = readKeysFile(keysFile); err != nil {
-				return err
-			}
-		}
-		res, err := ledger.Verify(r.Blocks(), opts)
+		res, err := ledger.VerifyRows(r.Rows(), opts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -459,9 +487,19 @@ func runLedgerExport(ctx context.Context, env *environment, args []string) (err 
 			}
 		}()
 	}
-	ew, err := ledger.NewWriter(w, ledger.ExportHeader{
-		GenesisHash: s.GenesisHash(), Keys: s.Keys().Published(), DocumentedSeams: s.Seams(), Private: private,
-	})
+	hdr := ledger.ExportHeader{GenesisHash: s.GenesisHash(), Keys: s.Keys().Published(), DocumentedSeams: s.Seams(), Private: private}
+	if s.Log().Origin != "" { // the checkpoint over the exported rows, signed by the writer key
+		signers, err := loadSigners(f.data)
+		if err != nil {
+			return err
+		}
+		note, err := s.SignedCheckpoint(signers.Writer)
+		if err != nil {
+			return err
+		}
+		hdr.Checkpoint = string(note)
+	}
+	ew, err := ledger.NewWriter(w, hdr)
 	if err != nil {
 		return err
 	}

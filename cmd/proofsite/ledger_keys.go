@@ -143,37 +143,39 @@ func createKeys(dataDir string) (ledger.Signers, error) {
 	return s, nil
 }
 
-// writeKeysJSON publishes the public keys as dataDir/keys.json.
-func writeKeysJSON(dataDir string, ks ledger.KeySet) error {
-	data, err := json.MarshalIndent(ledger.KeysDocument{Keys: ks.Published()}, "", "  ")
+// writeTrustDocument publishes the trust document as dataDir/keys.json.
+func writeTrustDocument(dataDir string, doc ledger.TrustDocument) error {
+	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(dataDir, keysJSONName), append(data, '\n'), 0o644)
 }
 
-// readKeysFile reads a published keys file (keys.json form) and checks
-// every key.
-func readKeysFile(path string) (ledger.KeySet, error) {
+// readTrustFile reads a trust document (or the legacy keys.json form) and
+// checks it.
+func readTrustFile(path string) (ledger.TrustDocument, error) {
 	data, err := os.ReadFile(path)
+	if err != nil {
+		return ledger.TrustDocument{}, err
+	}
+	doc, err := ledger.ParseTrustDocument(data)
+	if err != nil {
+		return ledger.TrustDocument{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(doc.Keys) == 0 {
+		return ledger.TrustDocument{}, fmt.Errorf("%s: no keys", path)
+	}
+	return doc, nil
+}
+
+// readKeysFile reads the keys of a trust document (or keys.json).
+func readKeysFile(path string) (ledger.KeySet, error) {
+	doc, err := readTrustFile(path)
 	if err != nil {
 		return ledger.KeySet{}, err
 	}
-	if err := ledger.ValidateJSON(data); err != nil {
-		return ledger.KeySet{}, fmt.Errorf("%s: %w", path, err)
-	}
-	var doc ledger.KeysDocument
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return ledger.KeySet{}, fmt.Errorf("%s: %w", path, err)
-	}
-	ks, err := ledger.NewKeySet(doc.Keys)
-	if err != nil {
-		return ledger.KeySet{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if ks.Len() == 0 {
-		return ledger.KeySet{}, fmt.Errorf("%s: no keys", path)
-	}
-	return ks, nil
+	return ledger.NewKeySet(doc.Keys)
 }
 
 // writeFileAtomic writes through a synced temporary file and a rename, so
