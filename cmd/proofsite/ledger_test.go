@@ -180,7 +180,8 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "secret reasons") || !strings.Contains(out, `"payload":{"action":"EXTERNAL_SEND","decision":"deny"}`) {
 		t.Fatalf("private export: exit %d", code)
 	}
-	code, out, _ = cli(t, "ledger", "verify", "--json", "--file", export)
+	trust := filepath.Join(data, "keys.json") // the trust document init wrote: pins keys, genesis, seams, quorum, log
+	code, out, _ = cli(t, "ledger", "verify", "--json", "--keys", trust, "--file", export)
 	var v ledger.Verdict
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Head.Index != 224 || v.Verdict != ledger.VerdictPassWithSeam {
 		t.Fatalf("verify export: exit %d\n%s", code, out)
@@ -189,19 +190,20 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	lines := strings.SplitAfter(string(public), "\n")
 	truncated := filepath.Join(t.TempDir(), "truncated.jsonl")
 	os.WriteFile(truncated, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644)
-	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated); code != 0 {
-		t.Fatalf("truncated export without a checkpoint should pass (undetectable): %s", out)
+	// The export's own signed checkpoint no longer matches its rows.
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_INVALID") {
+		t.Fatalf("truncated export under its original checkpoint: exit %d\n%s", code, out)
 	}
-	code, out, _ = cli(t, "ledger", "verify", "--file", truncated, "--checkpoint", v.Checkpoint.String())
+	code, out, _ = cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--checkpoint", v.Checkpoint.String())
 	if code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export with checkpoint: exit %d\n%s", code, out)
 	}
 	// --state remembers the checkpoint of a pass and requires it next time.
 	state := filepath.Join(t.TempDir(), "checkpoint")
-	if code, out, errOut := cli(t, "ledger", "verify", "--file", export, "--state", state); code != 0 {
+	if code, out, errOut := cli(t, "ledger", "verify", "--keys", trust, "--file", export, "--state", state); code != 0 {
 		t.Fatalf("verify --state: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export after a remembered checkpoint: exit %d\n%s", code, out)
 	}
 	// The store extends the same checkpoint.
