@@ -57,11 +57,12 @@ unit:
 ## bench: measured speed (see README, "Benchmarks")
 bench: bench-site bench-ledger bench-http
 
-## bench-ledger: durable appends/s, incremental verify per append, raw crypto
-## rate, and full walks of 100k and 1M stored blocks against that raw rate
-## (fixtures are generated once under bench/out, which is gitignored)
+## bench-ledger: durable appends/s, incremental verify and Merkle append per
+## row, raw crypto rate, and full walks (payloads and Merkle root included) of
+## 100k and 1M stored blocks against that raw rate (fixtures are generated
+## once under bench/out, which is gitignored)
 bench-ledger:
-	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
+	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify|MerkleAppend' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
 
 ## bench-http: requests/s and p99 of the live edge under wrk on loopback,
@@ -85,6 +86,8 @@ fuzz-ledger:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzMutation$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
 
 ## fuzz-gate: run the gate's authorization-parser fuzz targets for FUZZTIME each
 fuzz-gate:

@@ -375,7 +375,7 @@ func jsonMembers(data []byte, name string) []json.RawMessage {
 
 // decodeStrict decodes one JSON object into v after checking that its
 // top-level member names are exactly the given ones (a "?" prefix marks an
-// optional member), each at most once, none null. encoding/json alone would
+// optional member), each at most once, no required one null. encoding/json alone would
 // let the last duplicate win and match names case-insensitively.
 func decodeStrict(data []byte, v any, names ...string) error {
 	if !utf8.Valid(data) {
@@ -404,7 +404,7 @@ func decodeStrict(data []byte, v any, names ...string) error {
 		if err := dec.Decode(&value); err != nil {
 			return err
 		}
-		if string(value) == "null" {
+		if string(value) == "null" && allowed[name] {
 			return fmt.Errorf("member %q is null", name)
 		}
 	}
