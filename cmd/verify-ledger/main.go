@@ -200,9 +200,6 @@ type pins struct {
 	keysFrom   string      // where the keys came from, for the notes
 }
 
-// usageError is a problem with what the auditor gave on the command line.
-type usageError struct{ error }
-
 // run is the whole program; main only exits with its result.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify-ledger", flag.ContinueOnError)

@@ -43,10 +43,10 @@ type vector struct {
 // outcome is what the table compares: the vector's "want", and what each
 // verifier reports.
 type outcome struct {
-	Error                   bool     `json:"error"`
-	Verdict                 string   `json:"verdict"`
-	CanonicalSpineValid     bool     `json:"canonical_spine_valid"`
-	StrictTableValid        bool     `json:"strict_table_valid"`
+	Error                   bool   `json:"error"`
+	Verdict                 string `json:"verdict"`
+	CanonicalSpineValid     bool   `json:"canonical_spine_valid"`
+	StrictTableValid        bool   `json:"strict_table_valid"`
 	StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
 	WarningCount            int    `json:"warnings"`
 }
