@@ -86,15 +86,8 @@ func ParseTrustDocument(data []byte) (TrustDocument, error) {
 		if err := decodeExact(members["log"], logFields, &doc.Log); err != nil {
 			return fail(err)
 		}
-		var seams []json.RawMessage
-		if err := json.Unmarshal(members["documented_seams"], &seams); err != nil {
+		if doc.DocumentedSeams, err = decodeList[Seam](members, "documented_seams", seamFields); err != nil {
 			return fail(err)
-		}
-		doc.DocumentedSeams = make([]Seam, len(seams))
-		for i, raw := range seams {
-			if err := decodeExact(raw, seamFields, &doc.DocumentedSeams[i]); err != nil {
-				return fail(fmt.Errorf("documented_seams[%d]: %w", i, err))
-			}
 		}
 		if err := json.Unmarshal(members["genesis_hash"], &doc.GenesisHash); err != nil {
 			return fail(err)
@@ -103,20 +96,29 @@ func ParseTrustDocument(data []byte) (TrustDocument, error) {
 			return fail(err)
 		}
 	}
-	var keys []json.RawMessage
-	if err := json.Unmarshal(members["keys"], &keys); err != nil {
+	if doc.Keys, err = decodeList[PublishedKey](members, "keys", keyFields); err != nil {
 		return fail(err)
-	}
-	doc.Keys = make([]PublishedKey, len(keys))
-	for i, raw := range keys {
-		if err := decodeExact(raw, keyFields, &doc.Keys[i]); err != nil {
-			return fail(fmt.Errorf("keys[%d]: %w", i, err))
-		}
 	}
 	if err := doc.check(); err != nil {
 		return fail(err)
 	}
 	return doc, nil
+}
+
+// decodeList decodes the array member name, each element an object with
+// exactly the given members.
+func decodeList[T any](members map[string]json.RawMessage, name string, fields []string) ([]T, error) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(members[name], &raws); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	out := make([]T, len(raws))
+	for i, raw := range raws {
+		if err := decodeExact(raw, fields, &out[i]); err != nil {
+			return nil, fmt.Errorf("%s[%d]: %w", name, i, err)
+		}
+	}
+	return out, nil
 }
 
 // decodeExact decodes an object with exactly the given members.
