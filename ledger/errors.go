@@ -37,6 +37,10 @@ var (
 	// ErrKeyRole reports a pinned key used in a role it was not published
 	// for (a witness key as writer, for example).
 	ErrKeyRole = errors.New("ledger: key used outside its role")
+	// ErrSeamNotPinned reports a documented seam that a trust document does
+	// not pin yet: its hashes must come from a trusted source (the history
+	// the chain was sealed from), never from the rows being verified.
+	ErrSeamNotPinned = errors.New("ledger: documented seam not pinned")
 
 	// ErrInvalidBlock reports a block that cannot be built or decoded: a
 	// missing field, a malformed hash or timestamp, an unknown member.

@@ -200,3 +200,60 @@ func NewTrustDocument(signers Signers, extra []PublishedKey, genesis Hash, seams
 	}
 	return d, nil
 }
+
+// TrustPolicy is the part of a trust document the organisation's
+// configuration decides (site.yaml), as opposed to what the chain fixes
+// (its keys and genesis, and the rows its seams are pinned to).
+type TrustPolicy struct {
+	BridgeKeys    []PublishedKey // published with role bridge
+	Seams         []Seam         // block and reason; the hashes come from the document
+	WitnessQuorum int            // 0 means DefaultWitnessQuorum
+	Origin        string         // the log's origin
+}
+
+// Revise returns d under policy p: the Bridge keys replaced, the seams
+// those of p (each keeping the hash and prev_hash d pins at its block, with
+// p's reason), the quorum and the log's origin p's, the checkpoint key the
+// writer key's under that origin. The writer, witness and node keys and the
+// genesis stay. A seam at a block d does not pin is ErrSeamNotPinned.
+func (d TrustDocument) Revise(p TrustPolicy) (TrustDocument, error) {
+	out := TrustDocument{Format: TrustFormat, GenesisHash: d.GenesisHash, WitnessQuorum: p.WitnessQuorum, DocumentedSeams: []Seam{}}
+	if out.WitnessQuorum <= 0 {
+		out.WitnessQuorum = DefaultWitnessQuorum
+	}
+	var writer PublicKey
+	for _, k := range d.Keys {
+		if k.Role == RoleBridge {
+			continue
+		}
+		if k.Role == RoleWriter {
+			var err error
+			if writer, err = ParsePublicKeyHex(k.PublicKey); err != nil {
+				return TrustDocument{}, fmt.Errorf("ledger: trust document: %w", err)
+			}
+		}
+		out.Keys = append(out.Keys, k)
+	}
+	out.Keys = append(out.Keys, p.BridgeKeys...)
+	for _, s := range p.Seams {
+		i := slices.IndexFunc(d.DocumentedSeams, func(o Seam) bool { return o.Block == s.Block && o.Pinned() })
+		if i < 0 {
+			return TrustDocument{}, fmt.Errorf("%w: block %d", ErrSeamNotPinned, s.Block)
+		}
+		pinned := d.DocumentedSeams[i]
+		pinned.Reason = s.Reason
+		out.DocumentedSeams = append(out.DocumentedSeams, pinned)
+	}
+	if writer.ID() == "" {
+		return TrustDocument{}, fmt.Errorf("%w: the trust document pins no writer key", ErrInvalidKey)
+	}
+	vkey, err := tlog.VerifierKey(p.Origin, writer.key)
+	if err != nil {
+		return TrustDocument{}, err
+	}
+	out.Log = LogPin{Origin: p.Origin, CheckpointKey: vkey}
+	if err := out.check(); err != nil {
+		return TrustDocument{}, fmt.Errorf("ledger: trust document: %w", err)
+	}
+	return out, nil
+}

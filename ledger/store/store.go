@@ -537,18 +537,20 @@ func (s *Store) Blocks(ctx context.Context) iter.Seq2[ledger.Block, error] {
 	return s.Range(ctx, 0, -1)
 }
 
-// Rows returns every row in index order with its private part when private
-// is true, for exports.
-func (s *Store) Rows(ctx context.Context, private bool) iter.Seq2[ledger.Row, error] {
+// Rows returns the first n rows in index order (n < 0: every row), read
+// from one consistent snapshot, each with its private part when private is
+// true and one is stored: for exports. Checkpoint().Size taken before the
+// call is the n whose rows a checkpoint covers.
+func (s *Store) Rows(ctx context.Context, n int64, private bool) iter.Seq2[ledger.Row, error] {
 	return func(yield func(ledger.Row, error) bool) {
-		for b, err := range s.Blocks(ctx) {
-			row := ledger.Row{Block: b}
-			if err == nil && private {
-				var p ledger.Private
-				if p, err = s.Private(b.Index()); err == nil {
-					row.Private = &p
-				}
+		txn := s.db.NewTransaction(false)
+		defer txn.Discard()
+		var i int64
+		for row, err := range walkRows(ctx, txn, private) {
+			if n >= 0 && i >= n {
+				return
 			}
+			i++
 			if !yield(row, err) || err != nil {
 				return
 			}
@@ -585,7 +587,7 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 		}
 	}
 	opts.Stored = &stored
-	res, err := ledger.VerifyRows(walkRows(ctx, txn), opts)
+	res, err := ledger.VerifyRows(walkRows(ctx, txn, true), opts)
 	if err != nil {
 		return ledger.Result{}, err
 	}
@@ -622,21 +624,24 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 	return res, nil
 }
 
-// walkRows yields every stored row of txn's snapshot in key order, with its
-// private part when one is stored and the index of the key it is stored
-// under. A row or private part that cannot be decoded ends it with
-// ErrCorrupt.
-func walkRows(ctx context.Context, txn *badger.Txn) iter.Seq2[ledger.Row, error] {
+// walkRows yields every stored row of txn's snapshot in key order, with
+// the index of the key it is stored under and, when private is true, its
+// private part when one is stored. A row or private part that cannot be
+// decoded ends it with ErrCorrupt.
+func walkRows(ctx context.Context, txn *badger.Txn, private bool) iter.Seq2[ledger.Row, error] {
 	return func(yield func(ledger.Row, error) bool) {
 		opt := badger.DefaultIteratorOptions
 		opt.PrefetchSize = 256
 		opt.Prefix = prefixBlock
 		blocks := txn.NewIterator(opt)
 		defer blocks.Close()
-		opt.Prefix = prefixPrivate
-		privs := txn.NewIterator(opt)
-		defer privs.Close()
-		privs.Rewind()
+		var privs *badger.Iterator
+		if private {
+			opt.Prefix = prefixPrivate
+			privs = txn.NewIterator(opt)
+			defer privs.Close()
+			privs.Rewind()
+		}
 		for blocks.Rewind(); blocks.Valid(); blocks.Next() {
 			if err := ctx.Err(); err != nil {
 				yield(ledger.Row{}, err)
@@ -645,9 +650,9 @@ func walkRows(ctx context.Context, txn *badger.Txn) iter.Seq2[ledger.Row, error]
 			key := int64(binary.BigEndian.Uint64(blocks.Item().Key()[len(prefixBlock):]))
 			b, err := decodeItem(blocks.Item())
 			row := ledger.Row{Block: b, StoredUnder: key, Stored: true}
-			for ; err == nil && privs.Valid() && int64(binary.BigEndian.Uint64(privs.Item().Key()[len(prefixPrivate):])) < key; privs.Next() {
+			for ; private && err == nil && privs.Valid() && int64(binary.BigEndian.Uint64(privs.Item().Key()[len(prefixPrivate):])) < key; privs.Next() {
 			}
-			if err == nil && privs.Valid() && int64(binary.BigEndian.Uint64(privs.Item().Key()[len(prefixPrivate):])) == key {
+			if private && err == nil && privs.Valid() && int64(binary.BigEndian.Uint64(privs.Item().Key()[len(prefixPrivate):])) == key {
 				row.Private, err = decodePrivate(privs.Item(), key)
 			}
 			if !yield(row, err) || err != nil {
@@ -666,19 +671,9 @@ func decodePrivate(item *badger.Item, i int64) (*ledger.Private, error) {
 	return p, nil
 }
 
-// Entry is what an append records: the kind, the JSON payload (canonicalized
-// and hashed; the payload and description stay private) and the time (zero
-// means now).
-type Entry struct {
-	Kind        string
-	Payload     []byte
-	Description string
-	Time        time.Time
-}
-
 // AppendEntry builds the next block from e (index head+1, prev_hash the
 // head's hash), seals it with signers, and appends it like Append.
-func (s *Store) AppendEntry(ctx context.Context, e Entry, signers ledger.Signers) (ledger.Block, error) {
+func (s *Store) AppendEntry(ctx context.Context, e ledger.Entry, signers ledger.Signers) (ledger.Block, error) {
 	ph, canon, err := ledger.PayloadHash(e.Payload)
 	if err != nil {
 		return ledger.Block{}, fmt.Errorf("%w: %w", ErrRejected, err)

@@ -29,7 +29,7 @@ func TestTreeCheckpointsAndProofs(t *testing.T) {
 	}
 	signers := testSigners()
 	for i := range 5 {
-		if _, err := s.AppendEntry(ctx, Entry{Kind: "audit", Payload: fmt.Appendf(nil, `{"i":%d}`, i)}, signers); err != nil {
+		if _, err := s.AppendEntry(ctx, ledger.Entry{Kind: "audit", Payload: fmt.Appendf(nil, `{"i":%d}`, i)}, signers); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -118,7 +118,7 @@ func TestAppendBelowQuorum(t *testing.T) {
 	s, _, _ := newStore(t)
 	signers := testSigners()
 	one := ledger.Signers{Writer: signers.Writer, Witnesses: signers.Witnesses[:1]}
-	_, err := s.AppendEntry(context.Background(), Entry{Kind: "audit", Payload: []byte(`{}`)}, one)
+	_, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "audit", Payload: []byte(`{}`)}, one)
 	if !errors.Is(err, ErrRejected) || !errors.Is(err, ledger.ErrWitnessQuorum) {
 		t.Fatalf("append with one witness: %v", err)
 	}
