@@ -42,6 +42,9 @@ type Options struct {
 	// Appender, when set, lets routes append to the chain; without it the
 	// live edge only reads. Nothing appends yet.
 	Appender Appender
+	// Publisher signs the chain's checkpoints and writes its export; without
+	// it signed_checkpoint is null and /api/ledger/export answers 503.
+	Publisher Publisher
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies

@@ -98,7 +98,7 @@ func (d *definition) registerV1() {
 		PostRoute{MaxBodyBytes: handshakeBodyLimit}, handshake)
 
 	get(d.v1, "/api/chain/latest", "chain-latest", "Latest public chain state", v1Tags,
-		func(context.Context) (LatestState, error) { return s.latestState() })
+		func(ctx context.Context) (LatestState, error) { return s.latestState(ctx) })
 
 	d.v1.OpenAPI().AddOperation(&huma.Operation{OperationID: "openapi-v1", Method: http.MethodGet, Path: "/api/v1/openapi.json",
 		Summary: "This description (OpenAPI 3.1)", Tags: v1Tags,

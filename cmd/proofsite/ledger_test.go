@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -165,7 +166,7 @@ func TestLedgerInitFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("a failed init left %v", entries)
 	}
 	badYAML := copyContent(t, func(dir string) { editSeams(dir, "  documented_seams:\n    - block: 153\n\n") })
-	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !strings.Contains(errOut, "site.yaml:233: ledger.documented_seams[0].reason is required") {
+	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !regexp.MustCompile(`site\.yaml:\d+: ledger\.documented_seams\[0\]\.reason is required`).MatchString(errOut) {
 		t.Fatalf("seam without reason: exit %d: %s", code, errOut)
 	}
 }
@@ -217,9 +218,35 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export after a remembered checkpoint: exit %d\n%s", code, out)
 	}
-	// The store extends the same checkpoint.
-	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", v.Checkpoint.String()}, common...)...); code != 0 {
+	// The store extends the same checkpoint, given as a file.
+	cpFile := filepath.Join(t.TempDir(), "checkpoint.txt")
+	os.WriteFile(cpFile, []byte(v.Checkpoint.String()), 0o644)
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", cpFile}, common...)...); code != 0 {
 		t.Fatalf("store vs its own checkpoint: %s", out)
+	}
+	// --quorum asks for more witnesses than sign: no pass.
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--quorum", "3", "--file", export); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CANONICAL_SPINE_BROKEN") {
+		t.Fatalf("--quorum 3: exit %d\n%s", code, out)
+	}
+	// Seams come from the trust document or --seam, never from the export.
+	doc, _, err := chain.ReadTrustFile(trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seam := doc.DocumentedSeams[0]
+	doc.DocumentedSeams = []ledger.Seam{}
+	noSeams := filepath.Join(t.TempDir(), "keys.json")
+	raw, _ := json.Marshal(doc)
+	os.WriteFile(noSeams, raw, 0o644)
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", noSeams, "--file", export); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_UNDOCUMENTED_STRICT_BREAK") {
+		t.Fatalf("no pinned seam: exit %d\n%s", code, out)
+	}
+	flag := fmt.Sprintf("%d:%s:%s", seam.Block, seam.Hash, seam.PrevHash)
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", noSeams, "--seam", flag, "--file", export); code != 0 || !strings.HasPrefix(out, "VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM") {
+		t.Fatalf("--seam %s: exit %d\n%s", flag, code, out)
+	}
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--keys", noSeams, "--seam", flag}, common...)...); code != 0 {
+		t.Fatalf("store with --seam: exit %d\n%s", code, out)
 	}
 	// A tampered spine row in a real export fails.
 	tampered := strings.Replace(string(public), `"kind":"external_audit"`, `"kind":"internal_audit"`, 1)
@@ -237,6 +264,10 @@ func TestLedgerUsage(t *testing.T) {
 		{"ledger", "bogus"},
 		{"ledger", "append", "--data", data},
 		{"ledger", "verify", "--checkpoint", "nope", "--data", data},
+		{"ledger", "verify", "--checkpoint", "nope:x", "--data", data},
+		{"ledger", "verify", "--seam", "153", "--data", data},
+		{"ledger", "verify", "--quorum", "-1", "--data", data},
+		{"ledger", "verify", "--keys", "/nonexistent/keys.json", "--data", data},
 		{"ledger", "verify", "--genesis", "XYZ", "--data", data},
 		{"ledger", "init", "--bogus"},
 		{"ledger", "export", "stray"},

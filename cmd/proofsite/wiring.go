@@ -70,7 +70,7 @@ func renderOptions(env *environment, ch *charter.Charter, dataDir string) (rende
 		if err := trustNote(env, ch, trust); err != nil {
 			return render.Options{}, err
 		}
-		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: chain.KeysFile, Data: raw, Title: "Trust document",
+		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
 			Description:  "what a verifier pins: the public keys (writer, witnesses, Bridge), the genesis, the documented seams with their hashes, the witness quorum and the log's checkpoint key (verify-ledger --keys keys.json)",
 			Downloadable: true})
 	}

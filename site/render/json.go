@@ -205,6 +205,17 @@ type aiTown struct {
 	URL  string `json:"url"`
 }
 
+// keysURL is where the keys are published: the trust document when the
+// build publishes one, else the live chain status.
+func (b *build) keysURL() string {
+	for _, a := range b.r.opts.Artifacts {
+		if a.Path == TrustDocumentPath {
+			return b.abs("/" + TrustDocumentPath)
+		}
+	}
+	return b.abs("/api/chain/status")
+}
+
 func (b *build) aiJob() job {
 	fp := newDigest().str("ai").sums(b.config, b.articles, b.runtime, b.summaries, b.docs, b.r.optsDigest).sum()
 	return job{key: "ai.json", paths: []string{aiPath}, fp: fp, run: func() ([][]byte, error) {
@@ -227,7 +238,7 @@ func (b *build) aiJob() job {
 				Verify: b.abs("/api/ledger/verify"), StrictTable: b.abs("/api/ledger/strict-table"),
 				ChainStatus: b.abs("/api/chain/status"), ChainLatest: b.api + "/api/chain/latest",
 				IntegrityField: "canonical_spine_valid", DeprecatedFields: []string{"valid"},
-				Keys: b.r.opts.Keys, KeysURL: b.abs("/api/chain/status"),
+				Keys: b.r.opts.Keys, KeysURL: b.keysURL(),
 				Freshness: "every live JSON response carries a request-time generated_at and Cache-Control: no-store",
 			},
 			HumanAuthority: aiAuthority{Boundary: cfg.Organisation.HumanAuthority, PublishRule: cfg.PublishRule.Text,

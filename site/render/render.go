@@ -56,6 +56,10 @@ type Endpoint struct {
 	OnAPI   bool // served from the verification API origin (api_url) rather than base_url
 }
 
+// TrustDocumentPath is where the build publishes the chain's trust
+// document, when it is given one as an artifact.
+const TrustDocumentPath = "keys.json"
+
 // Key is a published ledger key, listed in ai.json.
 type Key struct {
 	KeyID     string `json:"key_id"`
