@@ -57,6 +57,12 @@ const (
 var verdictRank = []string{VerdictEmpty, VerdictGenesisMismatch, VerdictSpineBroken,
 	VerdictCheckpoint, VerdictCheckpointInvalid, VerdictInvalidRow, VerdictUndocumentedBreak, VerdictStorage}
 
+// VerdictNames returns every verdict name: the two passes, then the
+// failures, most serious first.
+func VerdictNames() []string {
+	return append([]string{VerdictPass, VerdictPassWithSeam}, verdictRank...)
+}
+
 // Status values of a Verdict.
 const (
 	StatusOK   = "ok"

@@ -1,6 +1,10 @@
 package live
 
-import "github.com/proofsite/proofsite/ledger/charter"
+import (
+	"maps"
+
+	"github.com/proofsite/proofsite/ledger/charter"
+)
 
 // Discovery is the master index.
 type Discovery struct {
@@ -15,7 +19,8 @@ type Discovery struct {
 // TownEntry is one town on the town map.
 type TownEntry struct {
 	charter.Town
-	URL string `json:"url"`
+	Status string `json:"status" enum:"live,roadmap" doc:"live when this server answers the town's route; roadmap until then"`
+	URL    string `json:"url,omitempty" doc:"The town's route, while it answers"`
 }
 
 // Product is one product of the catalog.
@@ -30,37 +35,42 @@ type Product struct {
 }
 
 // features maps each feature of the specification to the route that
-// provides it; a feature is on when that route is defined here.
+// provides it; a feature is on when that route is defined here (Features).
 var features = map[string]string{
-	"proof_surface":   "/api/ledger/verify",
-	"strict_table":    "/api/ledger/strict-table",
-	"chain_status":    "/api/chain/status",
-	"chain_latest":    "/api/chain/latest",
-	"ledger_export":   ExportPath,
-	"audit_map":       "/api/audit",
-	"agent_handshake": "/api/v1/handshake",
-	"chat":            "/api/chat",
-	"pulse":           "/api/pulse",
-	"voice":           "/api/voice",
-	"towns":           "/api/v1/towns",
-	"evaluate":        "/api/v1/evaluate",
-	"certify":         "/api/v1/certify",
-	"mcp":             "/mcp",
-	"memory":          "/api/memory/status",
+	"proof_surface":      "/api/ledger/verify",
+	"strict_table":       "/api/ledger/strict-table",
+	"chain_status":       "/api/chain/status",
+	"chain_latest":       "/api/chain/latest",
+	"ledger_export":      ExportPath,
+	"audit_map":          "/api/audit",
+	"agent_handshake":    "/api/v1/handshake",
+	"agent_query":        "/api/v1/query",
+	"agent_receipt":      "/api/agent/receipt",
+	"airlock_ember":      "/api/ember",
+	"airlock_lumen":      "/api/lumen",
+	"chat":               "/api/chat",
+	"pulse":              "/api/pulse",
+	"voice":              "/api/voice",
+	"towns":              "/api/v1/towns",
+	"evaluate":           "/api/v1/evaluate",
+	"govern":             "/api/v1/govern",
+	"certify":            "/api/v1/certify",
+	"verify_certificate": "/api/v1/verify",
+	"compliance":         "/api/v1/compliance",
+	"telemetry":          "/api/v1/telemetry",
+	"mcp":                "/mcp",
+	"memory":             "/api/memory/status",
 }
 
+// Features returns each feature of the specification with the route that
+// provides it: discover reports a feature as on exactly when that route is
+// defined.
+func Features() map[string]string { return maps.Clone(features) }
+
 func (s *Server) discovery(d *definition) Discovery {
-	catalog := d.catalog()
-	defined := map[string]bool{}
-	for _, e := range catalog {
-		defined[e.Path] = true
-	}
-	disc := Discovery{Service: s.identity(), Endpoints: catalog, Features: map[string]bool{}, Fresh: fresh()}
+	disc := Discovery{Service: s.identity(), Endpoints: d.catalog(), Features: map[string]bool{}, Towns: d.towns(), Fresh: fresh()}
 	for name, path := range features {
-		disc.Features[name] = defined[path]
-	}
-	for _, t := range s.site.Towns {
-		disc.Towns = append(disc.Towns, TownEntry{Town: t, URL: s.site.APIURL + "/api/v1/towns/" + t.ID})
+		disc.Features[name] = d.serves(path)
 	}
 	board := s.site.Board()
 	disc.Products = []Product{{
@@ -106,6 +116,28 @@ type VerifierRef struct {
 	Source string   `json:"source"`
 	SHA256 string   `json:"sha256_file"`
 	Usage  []string `json:"usage"`
+}
+
+// towns is the town map: each configured town, live with its URL only
+// while its route answers.
+func (d *definition) towns() []TownEntry {
+	out := []TownEntry{}
+	for _, t := range d.s.site.Towns {
+		e := TownEntry{Town: t, Status: "roadmap"}
+		if path := charter.TownPath(t.ID); d.serves(path) {
+			e.Status, e.URL = "live", d.s.site.APIURL+path
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// liveTown returns the node's town id while the town's route answers.
+func (d *definition) liveTown(n charter.Node) string {
+	if n.Town != "" && d.serves(charter.TownPath(n.Town)) {
+		return n.Town
+	}
+	return ""
 }
 
 func (s *Server) audit() Audit {

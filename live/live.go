@@ -188,6 +188,14 @@ func (s *Server) newApp(apiOnly bool) *fiber.App {
 	if s.chain != nil {
 		table = newRouteTable(s.define(app, apiOnly))
 	}
+	if apiOnly {
+		// The API origin's own address leads to its root.
+		app.Get("/", func(c *fiber.Ctx) error {
+			c.Location("/api/v1")
+			c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+			return c.Status(fiber.StatusPermanentRedirect).SendString("The API origin's root is /api/v1\n")
+		})
+	}
 	app.Use(s.fallback(table, apiOnly))
 	s.harden(app.Server(), table)
 	return app

@@ -37,7 +37,12 @@ var testArtifacts = []render.Artifact{
 func testRenderOptions() render.Options {
 	return render.Options{
 		Artifacts: testArtifacts,
-		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true}},
+		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true},
+			{Method: "GET", Path: "/api/v1/towns/{id}", Summary: "One town", OnAPI: true}},
+		// The fixture's live edge answers its towns, and no node's public route.
+		Answers: func(path string) bool {
+			return strings.HasPrefix(path, "/api/v1/towns/") || path == "/api/ledger/verify"
+		},
 	}
 }
 
@@ -320,8 +325,11 @@ func TestOutputs(t *testing.T) {
 		}
 	})
 	t.Run("host files route live paths and type markdown", func(t *testing.T) {
-		if !bytes.Contains(read("_redirects"), []byte("/api/*  https://api.fixture.example/api/:splat  200")) {
-			t.Errorf("_redirects does not proxy /api/*:\n%s", read("_redirects"))
+		// Only what the API origin answers is sent there.
+		redirects := read("_redirects")
+		if !bytes.Contains(redirects, []byte("\n/api/v1/towns/:id  https://api.fixture.example/api/v1/towns/:id  200\n")) ||
+			bytes.Contains(redirects, []byte("/api/ledger/verify  ")) || bytes.Contains(redirects, []byte("/api/*")) {
+			t.Errorf("_redirects:\n%s", redirects)
 		}
 		if !bytes.Contains(read("_headers"), []byte("/*.md\n  Content-Type: text/markdown; charset=utf-8")) {
 			t.Error("_headers does not type .md files as markdown")

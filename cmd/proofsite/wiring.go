@@ -51,6 +51,7 @@ func renderOptions(env *environment, ch *charter.Charter, dataDir string) (rende
 		{Path: "downloads/verify-ledger.go", Data: cmd.VerifyLedgerSource, Title: "The downloadable verifier",
 			Description: "one Go file, standard library only: read it, check its SHA-256, run it against this site", Downloadable: true},
 	}}
+	opts.Answers = live.Answers(site)
 	for _, e := range live.Endpoints(site) {
 		if e.Kind == "live" {
 			opts.Endpoints = append(opts.Endpoints, render.Endpoint{Method: e.Method, Path: e.Path, Summary: e.Summary, OnAPI: e.OnAPI})

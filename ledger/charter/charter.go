@@ -74,9 +74,25 @@ type Node struct {
 	Platform    string `yaml:"platform" json:"platform,omitempty"`
 	Station     string `yaml:"station" json:"station,omitempty"`
 	TrustLevel  string `yaml:"trust_level" json:"trust_level,omitempty"`
-	Town        string `yaml:"town" json:"town,omitempty"`                 // id of the node's live town, if any
-	PublicRoute string `yaml:"public_route" json:"public_route,omitempty"` // public airlock route, if any (e.g. /api/ember)
+	Town        string `yaml:"town" json:"town,omitempty"`                 // id of the node's town, if any (live only where its route answers)
+	PublicRoute string `yaml:"public_route" json:"public_route,omitempty"` // public airlock route, if any (e.g. /api/ember), published only while it answers
+	// RoadmapRoute is PublicRoute as published by a server that does not
+	// answer it yet (Served); never read from site.yaml.
+	RoadmapRoute string `yaml:"-" json:"roadmap_route,omitempty"`
 }
+
+// Served returns n as a server publishes it, given which routes answer
+// there: the public route stays only if it answers; otherwise it is
+// RoadmapRoute, announced, not claimed.
+func (n Node) Served(answers func(path string) bool) Node {
+	if n.PublicRoute != "" && !answers(n.PublicRoute) {
+		n.RoadmapRoute, n.PublicRoute = n.PublicRoute, ""
+	}
+	return n
+}
+
+// TownPath is the route of a town on the API origin.
+func TownPath(id string) string { return "/api/v1/towns/" + id }
 
 // Town is a digital town: a persistent space of one node.
 type Town struct {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/proofsite/proofsite/ledger/charter"
 )
 
 // marshal renders v as indented JSON with a final newline; struct field
@@ -190,20 +192,25 @@ type aiConstitution struct {
 }
 
 type aiNode struct {
-	Designation string `json:"designation"`
-	Name        string `json:"name"`
-	ID          string `json:"id,omitempty"`
-	Kind        string `json:"kind"`
-	Town        string `json:"town,omitempty"`
-	PublicRoute string `json:"public_route,omitempty"`
+	Designation  string `json:"designation"`
+	Name         string `json:"name"`
+	ID           string `json:"id,omitempty"`
+	Kind         string `json:"kind"`
+	Town         string `json:"town,omitempty"`
+	PublicRoute  string `json:"public_route,omitempty"`  // while the live edge answers it
+	RoadmapRoute string `json:"roadmap_route,omitempty"` // announced, not answered yet
 }
 
 type aiTown struct {
-	ID   string `json:"id"`
-	Node string `json:"node"`
-	Name string `json:"name"`
-	URL  string `json:"url"`
+	ID     string `json:"id"`
+	Node   string `json:"node"`
+	Name   string `json:"name"`
+	Status string `json:"status"`        // live or roadmap
+	URL    string `json:"url,omitempty"` // while the live edge answers it
 }
+
+// answers reports whether the live edge answers path.
+func (b *build) answers(path string) bool { return b.r.opts.Answers != nil && b.r.opts.Answers(path) }
 
 // keysURL is where the keys are published: the trust document when the
 // build publishes one, else the live chain status.
@@ -231,7 +238,6 @@ func (b *build) aiJob() job {
 				"api_openapi": b.api + "/api/v1/openapi.json",
 				"discover":    b.abs("/api/discover"),
 				"health":      b.abs("/api/health"),
-				"mcp":         b.abs("/mcp"),
 				"sitemap":     b.abs("/" + sitemapPath),
 			},
 			Proof: aiProof{
@@ -257,11 +263,20 @@ func (b *build) aiJob() job {
 		for _, c := range cfg.Capabilities {
 			m.Capabilities[c.Key] = c.Value
 		}
+		if b.answers("/mcp") {
+			m.Entrypoints["mcp"] = b.abs("/mcp")
+		}
 		for _, n := range cfg.Nodes {
-			m.Nodes = append(m.Nodes, aiNode{Designation: n.Designation, Name: n.Name, ID: n.ID, Kind: n.Kind, Town: n.Town, PublicRoute: n.PublicRoute})
+			n = n.Served(b.answers)
+			m.Nodes = append(m.Nodes, aiNode{Designation: n.Designation, Name: n.Name, ID: n.ID, Kind: n.Kind, Town: n.Town,
+				PublicRoute: n.PublicRoute, RoadmapRoute: n.RoadmapRoute})
 		}
 		for _, t := range cfg.Towns {
-			m.Towns = append(m.Towns, aiTown{ID: t.ID, Node: t.Node, Name: t.Name, URL: b.api + "/api/v1/towns/" + t.ID})
+			town := aiTown{ID: t.ID, Node: t.Node, Name: t.Name, Status: "roadmap"}
+			if path := charter.TownPath(t.ID); b.answers(path) {
+				town.Status, town.URL = "live", b.api+path
+			}
+			m.Towns = append(m.Towns, town)
 		}
 		m.Downloads = append(m.Downloads, downloadRef{Title: status.Title, URL: status.Text.URL, SHA256: status.Text.SHA256})
 		for _, d := range b.docPages() {
