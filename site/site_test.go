@@ -11,12 +11,14 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
@@ -391,3 +393,24 @@ func TestProjectContent(t *testing.T) {
 }
 
 func twoDigits(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }
+
+// A build logs its progress while it runs and nothing after it returns:
+// the progress reporter is stopped, and waited for, before Build returns
+// (run under -race, the buffer below is read while a late line would
+// still be written).
+func TestProgressStopsWithTheBuild(t *testing.T) {
+	var logs bytes.Buffer
+	b, err := site.New(site.Options{ContentDir: fixtureDir, OutDir: t.TempDir(), Render: testRenderOptions(),
+		ProgressEvery: time.Microsecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	after := logs.String()
+	time.Sleep(10 * time.Millisecond)
+	if logs.String() != after {
+		t.Fatal("the progress reporter logged after the build returned")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,14 +19,18 @@ import (
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/live"
 )
 
 // The shared chain vectors (ledger/testdata/vectors), run by every
 // verifier in one table: ledger.VerifyRows over the export, the store's
-// full walk over the same rows written into Badger, and the downloadable
-// verify-ledger offline and in URL mode against a host on 127.0.0.1 that
-// serves the export's rows. proofsite ledger verify --file runs them in
-// cmd/proofsite. Each must give the vector's verdict.
+// full walk over the same rows written into Badger, the live edge's
+// /api/ledger/verify over that store, and the downloadable verify-ledger
+// offline and in URL mode, against the live edge over the store and
+// against a host on 127.0.0.1 that serves the export's rows and its signed
+// checkpoint. proofsite ledger verify --file runs them in cmd/proofsite.
+// Each must give the vector's verdict.
 
 const vectorDir = "../testdata/vectors"
 
@@ -155,12 +160,12 @@ func verifyExport(t testing.TB, v vector, data []byte) (outcome, ledger.Options,
 // are: a store keys rows by index, so it cannot hold a table whose indexes
 // repeat or go down (the store-only vector "row moved to another key
 // index" in TestTamperStore is that attack on a store).
-func verifyStore(t testing.TB, opts ledger.Options, rows []ledger.Row) (outcome, bool) {
+func verifyStore(t testing.TB, opts ledger.Options, rows []ledger.Row) (outcome, *Store, bool) {
 	blocks := make([]ledger.Block, len(rows))
 	var privs []ledger.Private
 	for i, row := range rows {
 		if i > 0 && row.Block.Index() <= rows[i-1].Block.Index() {
-			return outcome{}, false
+			return outcome{}, nil, false
 		}
 		blocks[i] = row.Block
 		if row.Private != nil {
@@ -171,7 +176,7 @@ func verifyStore(t testing.TB, opts ledger.Options, rows []ledger.Row) (outcome,
 		t.Fatal("a private export with rows missing their private part")
 	}
 	if len(blocks) == 0 {
-		return outcome{}, false
+		return outcome{}, nil, false
 	}
 	sopts := Options{Keys: opts.Keys, Genesis: opts.Genesis, Seams: opts.Seams, WitnessQuorum: opts.WitnessQuorum, Log: opts.Log}
 	if err := sopts.fill(); err != nil {
@@ -185,12 +190,40 @@ func verifyStore(t testing.TB, opts ledger.Options, rows []ledger.Row) (outcome,
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	res, err := s.FullWalk(context.Background(), opts.Checkpoint, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fromVerdict(res.Verdict), true
+	return fromVerdict(res.Verdict), s, true
+}
+
+// serveStore runs the live edge over s on 127.0.0.1, as proofsite serve
+// does (without a checkpoint signer: the vectors' keys are not at hand), and
+// returns its address and the verdict its /api/ledger/verify answers.
+func serveStore(t testing.TB, s *Store) (string, outcome) {
+	site := &live.Site{Charter: charter.Charter{SiteInfo: charter.SiteInfo{Title: "Vectors", BaseURL: "https://vectors.proofsite.test", APIURL: "https://api.vectors.proofsite.test"}}}
+	srv, err := live.New(live.Options{PublicDir: t.TempDir(), Site: site, Chain: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	base := "http://" + ln.Addr().String()
+	resp, err := http.Get(base + "/api/ledger/verify")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v ledger.Verdict
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/api/ledger/verify: %d %v", resp.StatusCode, err)
+	}
+	return base, fromVerdict(v)
 }
 
 // runVerifier runs the verify-ledger binary with the vector's pins.
@@ -315,9 +348,11 @@ func TestVectorsEveryVerifier(t *testing.T) {
 			// A store presents no checkpoint but keeps its own tree (whose
 			// disagreement with the rows TestTamperStore covers), so a
 			// vector about a presented checkpoint has no store counterpart.
+			var liveBase string
 			if !export.Error && export.Verdict != ledger.VerdictCheckpointInvalid {
-				if st, ok := verifyStore(t, opts, rows); ok {
+				if st, s, ok := verifyStore(t, opts, rows); ok {
 					got["store.FullWalk"] = st
+					liveBase, got["/api/ledger/verify (live edge over the store)"] = serveStore(t, s)
 				}
 			}
 			got["verify-ledger (export)"] = runVerifier(t, v, filepath.Join(vectorDir, v.File))
@@ -325,6 +360,9 @@ func TestVectorsEveryVerifier(t *testing.T) {
 			// vector has no URL-mode counterpart.
 			if !private {
 				got["verify-ledger (URL)"] = runVerifier(t, v, host(t, data, export))
+				if liveBase != "" {
+					got["verify-ledger (URL, live edge)"] = runVerifier(t, v, liveBase)
+				}
 			}
 			for name, o := range got {
 				if !same(o, v.Want) {
