@@ -5,14 +5,16 @@
 GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
+API_ADDR ?= 127.0.0.1:8081
 
 .PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
 
-## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
+## run: set up the chain (first run only), build the site, serve it with the
+## live edge on $(ADDR) and the API origin on $(API_ADDR)
 run: tools $(BIN)
 	$(BIN) ledger init --data data --content content
 	$(BIN) build --content content --out public --data data
-	$(BIN) serve --content content --public public --data data --addr $(ADDR)
+	$(BIN) serve --content content --public public --data data --addr $(ADDR) --api-addr $(API_ADDR)
 
 ## watch: build, serve and rebuild on every content edit, reloading the browser
 watch: $(BIN)
@@ -33,17 +35,18 @@ $(BIN): FORCE
 ## test: everything CI checks
 test: tools check-generated fmt-check vet staticcheck unit
 
-## tools: install what the voice needs (Debian's espeak-ng and lame) when
-## missing; fails with a clear message when they cannot be installed
+## tools: install what the voice needs (Debian's espeak-ng and lame) and
+## what the end-to-end tests run as an auditor would (curl and sha256sum)
+## when missing; fails with a clear message when they cannot be installed
 tools:
-	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null; then \
-		echo "espeak-ng or lame not found; installing Debian's packages (the voice route needs them)"; \
+	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null || ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
+		echo "espeak-ng, lame, curl or sha256sum not found; installing Debian's packages (the voice route and the auditor guide need them)"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq espeak-ng lame >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame; } || \
-		{ echo "make tools: could not install espeak-ng and lame; install them with: apt-get install espeak-ng lame" >&2; exit 1; }; \
-		command -v espeak-ng >/dev/null && command -v lame >/dev/null || \
-		{ echo "make tools: espeak-ng or lame still missing after apt-get; install them by hand" >&2; exit 1; }; fi
+		$$SUDO apt-get install -y -qq espeak-ng lame curl coreutils >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame curl coreutils; } || \
+		{ echo "make tools: could not install espeak-ng, lame, curl and coreutils; install them with: apt-get install espeak-ng lame curl coreutils" >&2; exit 1; }; \
+		for t in espeak-ng lame curl sha256sum; do command -v $$t >/dev/null || \
+		{ echo "make tools: $$t still missing after apt-get; install it by hand" >&2; exit 1; }; done; fi
 
 ## generate: regenerate templ components
 generate:
@@ -70,11 +73,12 @@ unit:
 ## bench: measured speed (see README, "Benchmarks")
 bench: bench-site bench-ledger bench-http
 
-## bench-ledger: durable appends/s, incremental verify per append, raw crypto
-## rate, and full walks of 100k and 1M stored blocks against that raw rate
-## (fixtures are generated once under bench/out, which is gitignored)
+## bench-ledger: durable appends/s, incremental verify and Merkle append per
+## row, raw crypto rate, and full walks (payloads and Merkle root included) of
+## 100k and 1M stored blocks against that raw rate (fixtures are generated
+## once under bench/out, which is gitignored)
 bench-ledger:
-	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
+	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify|MerkleAppend' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
 
 ## bench-http: requests/s and p99 of the live edge under wrk on loopback,
@@ -98,6 +102,8 @@ fuzz-ledger:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzMutation$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
 
 ## fuzz-gate: run the gate's authorization-parser fuzz targets for FUZZTIME each
 fuzz-gate:

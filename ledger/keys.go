@@ -135,10 +135,20 @@ func (k PrivateKey) Sign(msg []byte) Signature {
 type Role string
 
 // The roles a key can be published with.
+// Only writer and witness keys sign blocks; a bridge or node key pinned
+// beside them is never accepted in either role (KeySet.Lookup checks the
+// role).
 const (
-	RoleWriter  Role = "writer"  // signs blocks as their author
+	RoleWriter  Role = "writer"  // signs blocks as their author (and the log's checkpoints)
 	RoleWitness Role = "witness" // co-signs blocks
+	RoleBridge  Role = "bridge"  // signs gate authorizations (the human authority boundary)
+	RoleNode    Role = "node"    // signs an AI node's receipts
 )
+
+// knownRole reports whether r is one of the roles above.
+func knownRole(r Role) bool {
+	return r == RoleWriter || r == RoleWitness || r == RoleBridge || r == RoleNode
+}
 
 // PublishedKey is the public record of a key: what keys.json, the export
 // header and the chain status publish, and what verifiers pin.
@@ -146,6 +156,16 @@ type PublishedKey struct {
 	KeyID     KeyID  `json:"key_id"`
 	PublicKey string `json:"public_key"` // 32 bytes, lowercase hex
 	Role      Role   `json:"role"`
+	// Node is the designation of the AI node whose receipts a node key
+	// signs (S2_CASE); present on role node keys only.
+	Node string `json:"node,omitempty" doc:"Designation of the node whose receipts the key signs (role node only)"`
+}
+
+// PublishNode returns the published record of node's receipt key k.
+func PublishNode(k PublicKey, node string) PublishedKey {
+	p := Publish(k, RoleNode)
+	p.Node = node
+	return p
 }
 
 // Publish returns the published record of k in role r.
@@ -162,6 +182,7 @@ type KeySet struct {
 type pinnedKey struct {
 	key  PublicKey
 	role Role
+	node string // role node: the AI node it signs for
 }
 
 // NewKeySet parses and checks published keys: every public key must parse
@@ -177,13 +198,16 @@ func NewKeySet(published []PublishedKey) (KeySet, error) {
 		if k.ID() != p.KeyID {
 			return KeySet{}, fmt.Errorf("%w: published %s, derived %s", ErrKeyIDMismatch, p.KeyID, k.ID())
 		}
-		if p.Role != RoleWriter && p.Role != RoleWitness {
+		if !knownRole(p.Role) {
 			return KeySet{}, fmt.Errorf("%w: key %s has unknown role %q", ErrInvalidKey, p.KeyID, p.Role)
+		}
+		if (p.Role == RoleNode) != (p.Node != "") {
+			return KeySet{}, fmt.Errorf("%w: key %s: a node key, and only a node key, names its node (role %s, node %q)", ErrInvalidKey, p.KeyID, p.Role, p.Node)
 		}
 		if _, dup := ks.keys[p.KeyID]; dup {
 			return KeySet{}, fmt.Errorf("%w: key %s listed twice", ErrInvalidKey, p.KeyID)
 		}
-		ks.keys[p.KeyID] = pinnedKey{key: k, role: p.Role}
+		ks.keys[p.KeyID] = pinnedKey{key: k, role: p.Role, node: p.Node}
 	}
 	return ks, nil
 }
@@ -204,20 +228,37 @@ func (ks KeySet) Lookup(id KeyID, role Role) (PublicKey, error) {
 // Len returns the number of pinned keys.
 func (ks KeySet) Len() int { return len(ks.keys) }
 
-// Published returns the set as published records, sorted writers first, then
-// by id.
+// Count returns the number of pinned keys in role r.
+func (ks KeySet) Count(r Role) int {
+	n := 0
+	for _, p := range ks.keys {
+		if p.role == r {
+			n++
+		}
+	}
+	return n
+}
+
+// Published returns the set as published records, sorted by role (writer,
+// witness, bridge, node), then by id.
 func (ks KeySet) Published() []PublishedKey {
 	out := make([]PublishedKey, 0, len(ks.keys))
 	for _, p := range ks.keys {
-		out = append(out, Publish(p.key, p.role))
+		rec := Publish(p.key, p.role)
+		rec.Node = p.node
+		out = append(out, rec)
 	}
 	slices.SortFunc(out, func(a, b PublishedKey) int {
 		if a.Role != b.Role {
-			return strings.Compare(string(b.Role), string(a.Role)) // "writer" > "witness"
+			return roleOrder(a.Role) - roleOrder(b.Role)
 		}
 		return strings.Compare(string(a.KeyID), string(b.KeyID))
 	})
 	return out
+}
+
+func roleOrder(r Role) int {
+	return slices.Index([]Role{RoleWriter, RoleWitness, RoleBridge, RoleNode}, r)
 }
 
 // Signers are the private keys that seal blocks: one writer and any number
@@ -272,8 +313,9 @@ func smallOrder(pub []byte) bool {
 	return err != nil
 }
 
-// KeysDocument is the published keys file (keys.json in the data directory,
-// and the form verifiers accept for pinned keys).
+// KeysDocument is the legacy published keys file, {"keys":[…]}, that
+// instances wrote before the trust document (TrustDocument); ParseTrustDocument
+// still accepts it.
 //
 //	{"keys":[{"key_id":"ed25519:…","public_key":"…","role":"writer"}, …]}
 type KeysDocument struct {

@@ -514,7 +514,7 @@ func TestReceiptRoute(t *testing.T) {
 		resp, got := check(body)
 		var v struct {
 			Verified bool
-			Key      receipt.KeyRecord
+			Key      ledger.PublishedKey
 			Receipt  receipt.Receipt
 			Checked  []string
 		}
@@ -602,7 +602,7 @@ func TestAIKeysPublished(t *testing.T) {
 	})
 	_, body := getURL(t, s.main, "/api/nodes")
 	var nodes struct {
-		ReceiptKeys []receipt.KeyRecord `json:"receipt_keys"`
+		ReceiptKeys []ledger.PublishedKey `json:"receipt_keys"`
 	}
 	json.Unmarshal(body, &nodes)
 	if len(nodes.ReceiptKeys) != len(ai.Roster) {

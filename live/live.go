@@ -46,6 +46,9 @@ type Options struct {
 	// the airlock (/api/ember, /api/lumen), /api/v1/query and
 	// /api/agent/receipt.
 	AI *AI
+	// Publisher signs the chain's checkpoints and writes its export; without
+	// it signed_checkpoint is null and /api/ledger/export answers 503.
+	Publisher Publisher
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
@@ -198,6 +201,14 @@ func (s *Server) newApp(apiOnly bool) *fiber.App {
 	table := &routeTable{}
 	if s.chain != nil {
 		table = newRouteTable(s.define(app, apiOnly))
+	}
+	if apiOnly {
+		// The API origin's own address leads to its root.
+		app.Get("/", func(c *fiber.Ctx) error {
+			c.Location("/api/v1")
+			c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+			return c.Status(fiber.StatusPermanentRedirect).SendString("The API origin's root is /api/v1\n")
+		})
 	}
 	app.Use(s.fallback(table, apiOnly))
 	s.harden(app.Server(), table)

@@ -14,20 +14,20 @@ import (
 
 // NodeKeys returns the published records of the nodes' receipt keys, in
 // the roster's order.
-func NodeKeys(keys map[string]ledger.PrivateKey) []receipt.KeyRecord {
-	out := []receipt.KeyRecord{}
+func NodeKeys(keys map[string]ledger.PrivateKey) []ledger.PublishedKey {
+	out := []ledger.PublishedKey{}
 	for _, n := range ai.Roster {
 		if k, ok := keys[n.Designation]; ok {
-			out = append(out, receipt.Publish(n.Designation, k.Public()))
+			out = append(out, ledger.PublishNode(k.Public(), n.Designation))
 		}
 	}
 	return out
 }
 
 // nodeKeys are the receipt keys of this server, none without AI routes.
-func (s *Server) nodeKeys() []receipt.KeyRecord {
+func (s *Server) nodeKeys() []ledger.PublishedKey {
 	if s.ai == nil {
-		return []receipt.KeyRecord{}
+		return []ledger.PublishedKey{}
 	}
 	return NodeKeys(s.ai.keys)
 }
@@ -37,10 +37,10 @@ type receiptInput struct{ Body ai.ReceiptRequest }
 // ReceiptCheck is the answer of POST /api/agent/receipt to a receipt that
 // passed every check.
 type ReceiptCheck struct {
-	Verified bool              `json:"verified" doc:"true: every check passed (a receipt that fails one is a 422 problem, never verified false)"`
-	Key      receipt.KeyRecord `json:"key" doc:"The node key that signed it"`
-	Receipt  receipt.Receipt   `json:"receipt" doc:"The receipt's members, as signed"`
-	Checked  []string          `json:"checked" doc:"What was checked: form, key, signature, and request_sha256 and response_sha256 when request and response were given"`
+	Verified bool                `json:"verified" doc:"true: every check passed (a receipt that fails one is a 422 problem, never verified false)"`
+	Key      ledger.PublishedKey `json:"key" doc:"The node key that signed it"`
+	Receipt  receipt.Receipt     `json:"receipt" doc:"The receipt's members, as signed"`
+	Checked  []string            `json:"checked" doc:"What was checked: form, key, signature, and request_sha256 and response_sha256 when request and response were given"`
 	Fresh
 }
 

@@ -35,8 +35,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	copts := cfg.chainOptions(env, site.Charter, false)
-	c, err := chain.Bootstrap(ctx, copts, cfg.historyFile())
+	opts, err := cfg.chainOptions(env, site.Charter, false)
+	if err != nil {
+		return err
+	}
+	c, err := chain.Bootstrap(ctx, opts, cfg.historyFile())
 	if err != nil {
 		return err
 	}
@@ -44,12 +47,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if _, err := c.Walk(ctx); err != nil {
 		return err
 	}
-	nodes, err := liveAI(env, site, copts)
+	nodes, err := liveAI(env, site, c)
 	if err != nil {
 		return err
 	}
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, AI: nodes, TrustedProxies: cfg.TrustedProxies,
+		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, AI: nodes, TrustedProxies: cfg.TrustedProxies,
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {

@@ -242,6 +242,30 @@ func TestNewKeyring(t *testing.T) {
 	}
 }
 
+// KeyringOf pins the node keys of a published list (a trust document's
+// keys) for the node each names, and only those.
+func TestKeyringOf(t *testing.T) {
+	_, data, _ := issue(t)
+	writer := key(t, 3).Public()
+	published := []ledger.PublishedKey{ledger.Publish(writer, ledger.RoleWriter), ledger.PublishNode(key(t, 1).Public(), "S5_LOCUS")}
+	kr, err := receipt.KeyringOf(published)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := receipt.Verify(data, kr, receipt.Evidence{}); err != nil {
+		t.Errorf("Verify with the published node key: %v", err)
+	}
+	published[1].Node = "S17_LUMEN"
+	kr, _ = receipt.KeyringOf(published)
+	if _, err := receipt.Verify(data, kr, receipt.Evidence{}); !errors.Is(err, receipt.ErrWrongNode) {
+		t.Errorf("the key pinned for another node: %v, want ErrWrongNode", err)
+	}
+	published[1].KeyID = writer.ID()
+	if _, err := receipt.KeyringOf(published); err == nil {
+		t.Error("a key_id that is not the key's was pinned")
+	}
+}
+
 func FuzzVerify(f *testing.F) {
 	_, data, kr := issue(f)
 	f.Add(data)

@@ -1,7 +1,6 @@
 package receipt
 
 import (
-	"bytes"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -142,55 +141,24 @@ func decode(data []byte) (Receipt, error) {
 	return r, nil
 }
 
-// KeyRole is the role a node's receipt key is published with.
-const KeyRole ledger.Role = "node"
-
-// KeyRecord is the public record of a node's receipt key: what /api/nodes,
-// ai.json and the data folder's node-keys.json publish, and what a
-// verifier pins.
-type KeyRecord struct {
-	Node      string       `json:"node" doc:"Designation of the node whose receipts the key signs"`
-	KeyID     ledger.KeyID `json:"key_id"`
-	PublicKey string       `json:"public_key" doc:"32 bytes, lowercase hex"`
-	Role      ledger.Role  `json:"role" enum:"node"`
-}
-
-// Publish returns the record of node's receipt key k.
-func Publish(node string, k ledger.PublicKey) KeyRecord {
-	return KeyRecord{Node: node, KeyID: k.ID(), PublicKey: k.String(), Role: KeyRole}
-}
-
-// KeysDocument is a published list of node keys: {"keys": [...]}.
-type KeysDocument struct {
-	Keys []KeyRecord `json:"keys"`
-}
-
-// ParseKeys reads a KeysDocument strictly (ledger.ValidateJSON's rules,
-// exactly the documented members) and pins its keys: each must parse, have
-// its derived id and the role node.
-func ParseKeys(data []byte) (Keyring, []KeyRecord, error) {
-	if err := ledger.ValidateJSON(data); err != nil {
-		return Keyring{}, nil, fmt.Errorf("receipt: keys: %w", err)
-	}
-	var doc KeysDocument
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return Keyring{}, nil, fmt.Errorf("receipt: keys: %w", err)
-	}
-	pins := make([]NodeKey, len(doc.Keys))
-	for i, r := range doc.Keys {
-		k, err := ledger.ParsePublicKeyHex(r.PublicKey)
+// KeyringOf pins the node keys (role node) among published keys, each for
+// the node it names: a trust document's keys, or /api/nodes receipt_keys.
+// Keys of other roles are left out; a node key must parse, carry its
+// derived id and name a node.
+func KeyringOf(published []ledger.PublishedKey) (Keyring, error) {
+	var pins []NodeKey
+	for _, p := range published {
+		if p.Role != ledger.RoleNode {
+			continue
+		}
+		k, err := ledger.ParsePublicKeyHex(p.PublicKey)
 		switch {
 		case err != nil:
-			return Keyring{}, nil, fmt.Errorf("receipt: keys[%d]: %w", i, err)
-		case k.ID() != r.KeyID:
-			return Keyring{}, nil, fmt.Errorf("receipt: keys[%d]: key_id %s is not the id of the key (%s)", i, r.KeyID, k.ID())
-		case r.Role != KeyRole:
-			return Keyring{}, nil, fmt.Errorf("receipt: keys[%d]: role %q, want %q", i, r.Role, KeyRole)
+			return Keyring{}, fmt.Errorf("receipt: key %s: %w", p.KeyID, err)
+		case k.ID() != p.KeyID:
+			return Keyring{}, fmt.Errorf("receipt: key_id %s is not the id of the key (%s)", p.KeyID, k.ID())
 		}
-		pins[i] = NodeKey{Node: r.Node, Key: k}
+		pins = append(pins, NodeKey{Node: p.Node, Key: k})
 	}
-	ring, err := NewKeyring(pins...)
-	return ring, doc.Keys, err
+	return NewKeyring(pins...)
 }
