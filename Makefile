@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-ai bench-http fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -71,7 +71,16 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-http
+bench: bench-site bench-ledger bench-ai bench-http
+
+## bench-ai: the AI layer in-process: the offline responder's answer (p99
+## reported), a node's reply through the official SDKs against local fake
+## servers, the voice's cache, and the live edge's own cost of /api/chat
+## with a zero-latency provider (its rate beside bare fiber is bench-http's)
+bench-ai: tools
+	$(GO) test -run '^$$' -bench 'OfflineAnswer|NodeReply' ./live/ai
+	$(GO) test -run '^$$' -bench 'SpeakCached' ./live/ai/voice
+	$(GO) test -run '^$$' -bench 'Chat' ./live
 
 ## bench-ledger: durable appends/s, incremental verify and Merkle append per
 ## row, raw crypto rate, and full walks (payloads and Merkle root included) of
