@@ -55,7 +55,7 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Logger: env.logger})
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Trees: ledgerTiles(cfg.Data), Logger: env.logger})
 	if err != nil {
 		return err
 	}

@@ -122,7 +122,7 @@ func newWatchBuilder(env *environment, cfg *config) (*site.Builder, error) {
 		return nil, err
 	}
 	opts.ReloadURL = live.ReloadPrefix
-	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Incremental: true, Logger: env.logger})
+	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Trees: ledgerTiles(cfg.Data), Incremental: true, Logger: env.logger})
 }
 
 // reportBuildError prints a failed build to the terminal and returns the
