@@ -43,15 +43,7 @@ func testRenderOptions() render.Options {
 
 func build(t *testing.T, contentDir, out string) site.Result {
 	t.Helper()
-	b, err := site.New(site.Options{ContentDir: contentDir, OutDir: out, Render: testRenderOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := b.Build(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return buildWith(t, contentDir, out, content.Visibility{Now: testNow})
 }
 
 // tree returns the SHA-256 of every file under dir.

@@ -29,7 +29,22 @@ type Meta struct {
 	ReloadURL    string // server-sent-events URL of the watch server; "" in normal builds
 	ReloadPath   string // output path this page is published at, for the reload script
 	NoIndex      bool
+
+	// Social previews (Open Graph, Twitter cards).
+	Kind      string // Open Graph type: "website", or "article" for a dated page
+	Image     string // absolute URL of the preview image
+	Published string // RFC 3339, dated pages only
+	Modified  string // RFC 3339, dated pages only
+	// Feeds are the Atom feeds the page offers to feed readers.
+	Feeds []Link
 }
+
+// Icon paths, published by the build and named in every page's head.
+const (
+	IconSVG        = "/favicon.svg"
+	IconPNG        = "/favicon-32.png"
+	AppleTouchIcon = "/apple-touch-icon.png"
+)
 
 // Link is a labelled site link.
 type Link struct {
@@ -41,16 +56,33 @@ type Link struct {
 // PageView is a page rendered from markdown: a general page, a downloadable
 // document or a constitution article.
 type PageView struct {
-	Title    string
-	Summary  string
-	Date     string // YYYY-MM-DD, "" for none
-	Tags     []string
-	BodyHTML string    // trusted HTML rendered by goldmark from the content
-	Download *Download // downloadable documents only
-	Kicker   string    // small heading above the title, e.g. "Article 7 · Part II"
-	Prev     *Link
-	Next     *Link
-	Up       *Link
+	Title      string
+	Summary    string
+	Date       Date
+	Tags       []Link // each links its tag's page
+	Categories []Link
+	TOC        []TOCEntry // the page's table of contents; empty on short pages
+	BodyHTML   string     // trusted HTML rendered by goldmark from the content
+	List       []ListItem // section pages: every page under the folder, newest first
+	Feed       *Link      // a changelog's feed
+	Download   *Download  // downloadable documents only
+	Kicker     string     // small heading above the title, e.g. "Article 7 · Part II"
+	Prev       *Link
+	Next       *Link
+	Up         *Link
+}
+
+// Date is a date as a reader sees it and as a machine reads it.
+type Date struct {
+	Text     string // e.g. "2026-05-01"; "" for none
+	DateTime string // the datetime attribute: "2026-05-01" or RFC 3339
+}
+
+// TOCEntry is one heading in a table of contents, with the headings under it.
+type TOCEntry struct {
+	ID       string
+	Text     string
+	Children []TOCEntry
 }
 
 // Download describes the file a document page offers.
@@ -131,11 +163,12 @@ type ArticleLink struct {
 	Title  string
 }
 
-// ListView is a list of pages, newest first.
+// ListView is a list of pages, newest first, or of a taxonomy's terms.
 type ListView struct {
 	Title   string
 	Summary string
 	Items   []ListItem
+	Feed    *Link // the list's feed, if it has one
 }
 
 // ListItem is one entry of a ListView.
@@ -143,6 +176,31 @@ type ListItem struct {
 	Href    string
 	Title   string
 	Summary string
-	Date    string
-	Tags    []string
+	Date    Date
+}
+
+// AliasView is the page left at an old address (an alias): it sends the
+// browser on to the page's address.
+type AliasView struct {
+	Language string
+	Title    string
+	Target   string // site path the alias leads to
+	Abs      string // absolute URL of the target, the alias's canonical URL
+}
+
+// footerLinks are the machine-readable documents every page's footer names.
+func footerLinks(m Meta) []Link {
+	links := []Link{{Href: "/llms.txt", Label: "llms.txt"}, {Href: "/.well-known/ai.json", Label: "ai.json"}, {Href: "/openapi.json", Label: "openapi.json"}}
+	if m.Twin != "" {
+		links = append(links, Link{Href: m.Twin, Label: "this page as markdown"})
+	}
+	return links
+}
+
+// listPunctuation is what follows item i of n in a sentence listing them.
+func listPunctuation(i, n int) string {
+	if i == n-1 {
+		return "."
+	}
+	return ", "
 }
