@@ -3,6 +3,7 @@ module github.com/proofsite/proofsite
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/a-h/templ v0.3.977
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
@@ -15,11 +16,11 @@ require (
 	github.com/pb33f/libopenapi-validator v0.13.0
 	github.com/valyala/fasthttp v1.69.0
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/net v0.59.0
 	golang.org/x/sys v0.48.0
 )
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/a-h/parse v0.0.0-20250122154542-74294addb73e // indirect
 	github.com/andybalholm/brotli v1.2.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
@@ -57,7 +58,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.4 // indirect
 	golang.org/x/exp/typeparams v0.0.0-20251023183803-a4bb9ffd2546 // indirect
 	golang.org/x/mod v0.41.0 // indirect
-	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/tools v0.51.0 // indirect

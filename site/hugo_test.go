@@ -121,8 +121,8 @@ func golden(t *testing.T, out, dir string, names []string) {
 	}
 }
 
-// atom is what the feed test reads of an Atom 1.0 document (RFC 4287).
-type atom struct {
+// atomDoc is what the feed test reads of an Atom 1.0 document (RFC 4287).
+type atomDoc struct {
 	XMLName xml.Name `xml:"http://www.w3.org/2005/Atom feed"`
 	ID      string   `xml:"id"`
 	Title   string   `xml:"title"`
@@ -177,7 +177,7 @@ func TestFeeds(t *testing.T) {
 			if !bytes.Equal(a, b) {
 				t.Errorf("the feed changed between two builds of the same content on different days")
 			}
-			var f atom
+			var f atomDoc
 			if err := xml.Unmarshal(a, &f); err != nil {
 				t.Fatalf("not Atom: %v", err)
 			}

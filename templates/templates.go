@@ -204,3 +204,11 @@ func listPunctuation(i, n int) string {
 	}
 	return ", "
 }
+
+// noteSuffix is what follows a link's label when it has a note.
+func noteSuffix(note string) string {
+	if note == "" {
+		return ""
+	}
+	return ": " + note
+}

@@ -19,12 +19,16 @@ import (
 // siteFlags are the flags every command that builds the site shares.
 type siteFlags struct {
 	content, out, data string
+	visibility         content.Visibility
 }
 
 func (f *siteFlags) register(env *environment, fs *flag.FlagSet) {
 	fs.StringVar(&f.content, "content", envOr(env, "PROOFSITE_CONTENT", "content"), "content `folder` (env PROOFSITE_CONTENT)")
 	fs.StringVar(&f.out, "out", envOr(env, "PROOFSITE_OUT", "public"), "output `folder` (env PROOFSITE_OUT)")
 	fs.StringVar(&f.data, "data", envOr(env, dataEnv, defaultDataDir), "data `folder` whose published ledger keys ai.json lists, if it holds a chain (env "+dataEnv+")")
+	fs.BoolVar(&f.visibility.Drafts, "drafts", false, "publish draft pages (front matter draft: true) too")
+	fs.BoolVar(&f.visibility.Future, "future", false, "publish pages whose publishDate is still to come")
+	fs.BoolVar(&f.visibility.Expired, "expired", false, "publish pages whose expiryDate has passed")
 }
 
 // options returns the render options of the content's configuration.
@@ -60,7 +64,7 @@ func envOr(env *environment, key, fallback string) string {
 }
 
 func runBuild(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR] [--publish [--authorization FILE] [--data DIR]]")
+	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR] [--drafts] [--future] [--expired] [--publish [--authorization FILE] [--data DIR]]")
 	var f siteFlags
 	f.register(env, fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the build to `file` (go tool pprof)")
@@ -89,6 +93,7 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		ContentDir: f.content,
 		OutDir:     f.out,
 		Render:     opts,
+		Visibility: f.visibility,
 		Logger:     env.logger,
 	})
 	if err != nil {

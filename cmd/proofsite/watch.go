@@ -17,7 +17,7 @@ import (
 )
 
 func runWatch(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "watch", "[--content DIR] [--out DIR] [--addr HOST:PORT] [--templates DIR]")
+	fs := newFlagSet(env, "watch", "[--content DIR] [--out DIR] [--drafts] [--future] [--expired] [--addr HOST:PORT] [--templates DIR]")
 	var f siteFlags
 	f.register(env, fs)
 	addr := fs.String("addr", envOr(env, "PROOFSITE_ADDR", "127.0.0.1:8080"), "listen `address` (env PROOFSITE_ADDR)")
@@ -31,7 +31,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 		return contentError(env, f.content, f.out, err)
 	}
 	opts.ReloadURL = live.ReloadPrefix
-	b, err := site.New(site.Options{ContentDir: f.content, OutDir: f.out, Render: opts, Incremental: true, Logger: env.logger})
+	b, err := site.New(site.Options{ContentDir: f.content, OutDir: f.out, Render: opts, Visibility: f.visibility, Incremental: true, Logger: env.logger})
 	if err != nil {
 		return err
 	}

@@ -206,45 +206,92 @@ const minCodeContrast = 4.5
 // one inside a media query. Every token class gets a colour in both schemes
 // (a class the dark style leaves unstyled would otherwise keep its light
 // colour and vanish), darkened or lightened where needed until it reaches
-// minCodeContrast against its background.
+// minCodeContrast against its background; the dark rules undo whatever
+// else the light ones set.
 func codeCSS() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteString("\n/* Code highlighting: chroma's github and github-dark styles, every class in both schemes, at least 4.5:1 contrast. */\n")
-	for _, s := range codeSchemes {
-		style := styles.Get(s.style)
-		if style == nil || style.Name != s.style {
+	schemes := make([]*chroma.Style, len(codeSchemes))
+	for i, s := range codeSchemes {
+		if schemes[i] = styles.Get(s.style); schemes[i].Name != s.style {
 			return nil, fmt.Errorf("render: code style %s: not in chroma", s.style)
 		}
-		if s.name == "dark" {
+	}
+	var b bytes.Buffer
+	b.WriteString("\n/* Code highlighting: chroma's github and github-dark styles, every class in both schemes, at least 4.5:1 contrast. */\n")
+	var light map[chroma.TokenType]tokenLook
+	for i, s := range codeSchemes {
+		looks := map[chroma.TokenType]tokenLook{}
+		if i > 0 {
 			b.WriteString("@media (prefers-color-scheme: dark) {\n")
 		}
 		for _, tt := range tokenTypes() {
-			e := style.Get(tt)
-			bg := chroma.ParseColour(s.background)
-			if e.Background.IsSet() && e.Background != style.Get(chroma.Background).Background {
-				bg = e.Background
-			}
-			fg := e.Colour
-			if !fg.IsSet() {
-				fg = style.Get(chroma.Text).Colour
-			}
-			fg = withContrast(fg, bg, minCodeContrast)
-			fmt.Fprintf(&b, ".chroma .%s { color: %s; background-color: %s; font-weight: %s; font-style: %s; text-decoration: %s }\n",
-				chroma.StandardTypes[tt], fg, cssBackground(bg, s.background), pick(e.Bold == chroma.Yes, "bold", "normal"),
-				pick(e.Italic == chroma.Yes, "italic", "normal"), pick(e.Underline == chroma.Yes, "underline", "none"))
+			look := newTokenLook(schemes[i], tt, chroma.ParseColour(s.background))
+			looks[tt] = look
+			fmt.Fprintf(&b, ".chroma .%s { %s }\n", chroma.StandardTypes[tt], look.css(light[tt]))
 		}
-		if s.name == "dark" {
+		if i > 0 {
 			b.WriteString("}\n")
 		}
+		light = looks
 	}
 	return b.Bytes(), nil
+}
+
+// tokenLook is how one token class is drawn in one scheme.
+type tokenLook struct {
+	fg, bg                  chroma.Colour // bg unset: the code block's background
+	bold, italic, underline bool
+}
+
+func newTokenLook(style *chroma.Style, tt chroma.TokenType, page chroma.Colour) tokenLook {
+	e := style.Get(tt)
+	look := tokenLook{fg: e.Colour, bold: e.Bold == chroma.Yes, italic: e.Italic == chroma.Yes, underline: e.Underline == chroma.Yes}
+	if !look.fg.IsSet() {
+		look.fg = style.Get(chroma.Text).Colour
+	}
+	if e.Background.IsSet() && e.Background != style.Get(chroma.Background).Background {
+		look.bg = e.Background
+	}
+	on := page
+	if look.bg.IsSet() {
+		on = look.bg
+	}
+	look.fg = withContrast(look.fg, on, minCodeContrast)
+	return look
+}
+
+// css writes the declarations of l, and those that undo what an earlier
+// rule (under, zero for none) set and l does not.
+func (l tokenLook) css(under tokenLook) string {
+	decls := []string{"color: " + l.fg.String()}
+	switch {
+	case l.bg.IsSet():
+		decls = append(decls, "background-color: "+l.bg.String())
+	case under.bg.IsSet():
+		decls = append(decls, "background-color: transparent")
+	}
+	for _, d := range []struct {
+		set, under bool
+		on, off    string
+	}{
+		{l.bold, under.bold, "font-weight: bold", "font-weight: normal"},
+		{l.italic, under.italic, "font-style: italic", "font-style: normal"},
+		{l.underline, under.underline, "text-decoration: underline", "text-decoration: none"},
+	} {
+		switch {
+		case d.set:
+			decls = append(decls, d.on)
+		case d.under:
+			decls = append(decls, d.off)
+		}
+	}
+	return strings.Join(decls, "; ")
 }
 
 // tokenTypes are the token classes chroma writes on spans, in a fixed order.
 func tokenTypes() []chroma.TokenType {
 	var out []chroma.TokenType
 	for tt, class := range chroma.StandardTypes {
-		if class != "" && tt >= chroma.Error { // below Error are the wrapper, line and number classes
+		if class != "" && isToken(tt) {
 			out = append(out, tt)
 		}
 	}
@@ -252,19 +299,9 @@ func tokenTypes() []chroma.TokenType {
 	return out
 }
 
-func cssBackground(bg chroma.Colour, schemeBackground string) string {
-	if bg == chroma.ParseColour(schemeBackground) {
-		return "transparent"
-	}
-	return bg.String()
-}
-
-func pick(cond bool, yes, no string) string {
-	if cond {
-		return yes
-	}
-	return no
-}
+// isToken tells the classes of tokens from those of the wrapper, lines and
+// line numbers (Background down to CodeLine).
+func isToken(tt chroma.TokenType) bool { return tt < chroma.CodeLine || tt > chroma.Background }
 
 // withContrast moves fg towards black or white, whichever is further from
 // bg, in small steps until its contrast with bg reaches want.
