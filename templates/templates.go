@@ -6,7 +6,15 @@
 // the generated *_templ.go files are committed.
 package templates
 
-import _ "embed"
+import (
+	"context"
+	_ "embed"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/a-h/templ"
+)
 
 // Stylesheet is the site's one stylesheet; the renderer appends the code
 // highlighting rules and publishes it under a content-hashed name.
@@ -104,6 +112,20 @@ type HomeView struct {
 	Pages       []Link
 }
 
+// Table is the content of a DataTable.
+type Table struct {
+	Label   string // names the table (its caption, read by assistive technology)
+	Columns []string
+	Rows    [][]Cell
+}
+
+// Cell is one cell of a Table.
+type Cell struct {
+	Text       string
+	Href       string // the cell links here when set
+	Identifier bool   // a key, value or hash, shown as code that never breaks
+}
+
 // GateView is the gate product page.
 type GateView struct {
 	Title       string
@@ -113,13 +135,14 @@ type GateView struct {
 	Disclaimer  string
 	Action      string
 	Requires    string
-	Board       []BoardRow
+	Board       Table
 	RealToday   []BoardRow
 	Roadmap     []BoardRow
 	Kits        []Link
 }
 
-// BoardRow is one row of the capability maturity board.
+// BoardRow is one capability of the maturity board, in the lists of what is
+// real today and what is roadmap.
 type BoardRow struct {
 	Key     string
 	Value   string
@@ -138,16 +161,8 @@ type ConstitutionView struct {
 	TextSHA256 string
 	StatusHref string
 	Runtime    Link
-	Counts     []CountRow
+	Counts     Table // the article count of every surface
 	Parts      []PartView
-}
-
-// CountRow discloses the article count of one surface.
-type CountRow struct {
-	Surface  string
-	Articles int
-	Checked  bool // compared with the loaded text at build time
-	Note     string
 }
 
 // PartView is one part of the constitution with its articles.
@@ -211,4 +226,14 @@ func noteSuffix(note string) string {
 		return ""
 	}
 	return ": " + note
+}
+
+// identifier writes an identifier such as orchestrator_invoked_checkpoint_today
+// so that a narrow screen may break it after an underscore, between its
+// words, and nowhere else.
+func identifier(id string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, strings.ReplaceAll(html.EscapeString(id), "_", "_<wbr>"))
+		return err
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -334,9 +335,10 @@ func (b *build) gateJob() job {
 			Authority:   cfg.Organisation.HumanAuthority,
 			PublishRule: rule.Text, Disclaimer: rule.Disclaimer, Action: rule.Action, Requires: rule.Requires,
 		}
+		v.Board = templates.Table{Label: "Capability maturity board", Columns: []string{"Capability key", "Value", "What it means"}}
 		for _, c := range cfg.Capabilities {
 			row := templates.BoardRow{Key: c.Key, Value: c.Value, Note: c.Note, Roadmap: c.Roadmap()}
-			v.Board = append(v.Board, row)
+			v.Board.Rows = append(v.Board.Rows, []templates.Cell{{Text: c.Key, Identifier: true}, {Text: c.Value, Identifier: true}, {Text: c.Note}})
 			if row.Roadmap {
 				v.Roadmap = append(v.Roadmap, row)
 			} else {
@@ -359,12 +361,7 @@ func (b *build) gateJob() job {
 		md.h2("Authorization model").para(v.Authority).
 			para("The gate is deny-by-default: an action it does not know is denied, and an action it knows is allowed only when every control it requires is satisfied. Publish rule (`publish_rule`): " + v.PublishRule).
 			para(fmt.Sprintf("**%s** requires **%s**. %s", v.Action, v.Requires, v.Disclaimer))
-		md.h2("Capability board")
-		md.line("| Capability key | Value | What it means |").line("|---|---|---|")
-		for _, r := range v.Board {
-			md.line(fmt.Sprintf("| `%s` | `%s` | %s |", r.Key, r.Value, r.Note))
-		}
-		md.line("")
+		md.h2("Capability board").table(v.Board)
 		md.h2("Real today versus roadmap").h3("Real today")
 		for _, r := range v.RealToday {
 			md.line(fmt.Sprintf("- `%s` = `%s`: %s", r.Key, r.Value, r.Note))
@@ -393,8 +390,13 @@ func (b *build) constitutionIndexJob() job {
 		if b.s.Runtime != nil {
 			v.Runtime.Label = fmt.Sprintf("version %s, %d articles (/api/constitution)", b.s.Runtime.Version, len(b.s.Runtime.Articles))
 		}
+		v.Counts = templates.Table{Label: "Article count of every surface", Columns: []string{"Surface", "Articles", "How the count is known"}}
 		for _, s := range c.Surfaces {
-			v.Counts = append(v.Counts, templates.CountRow{Surface: s.Name, Articles: s.Articles, Checked: s.Source != "declared", Note: s.Note})
+			how := "Declared; the surface is not part of this site."
+			if s.Source != "declared" {
+				how = "Counted from the text at build time."
+			}
+			v.Counts.Rows = append(v.Counts.Rows, []templates.Cell{{Text: s.Name}, {Text: strconv.Itoa(s.Articles)}, {Text: strings.TrimSpace(how + " " + s.Note)}})
 		}
 		for _, a := range b.s.Articles {
 			if len(v.Parts) == 0 || v.Parts[len(v.Parts)-1].Title != a.Part {
@@ -408,16 +410,7 @@ func (b *build) constitutionIndexJob() job {
 		md.h1(v.Title).para(fmt.Sprintf("Version %s, %s since %s. Published under %s.", v.Version, v.Status, v.Adopted, v.License))
 		md.h2("Status").para(fmt.Sprintf("Full text: [%s](%s), SHA-256 `%s`. Machine-readable status: [%s](%s). Runtime artifact: [%s](%s).",
 			v.TextHref, v.TextHref, v.TextSHA256, v.StatusHref, v.StatusHref, v.Runtime.Label, v.Runtime.Href))
-		md.para("Surfaces do not all show the same number of articles. Every count is disclosed here:")
-		md.line("| Surface | Articles | How the count is known |").line("|---|---|---|")
-		for _, r := range v.Counts {
-			how := "Declared; the surface is not part of this site."
-			if r.Checked {
-				how = "Counted from the text at build time."
-			}
-			md.line(strings.TrimSpace(fmt.Sprintf("| %s | %d | %s %s", r.Surface, r.Articles, how, r.Note)) + " |")
-		}
-		md.line("")
+		md.para("Surfaces do not all show the same number of articles. Every count is disclosed here:").table(v.Counts)
 		for _, part := range v.Parts {
 			md.h2(part.Title)
 			for _, a := range part.Articles {

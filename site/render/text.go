@@ -48,6 +48,26 @@ func (w *mdWriter) item(href, label, note string) *mdWriter {
 	return w.line(fmt.Sprintf("- [%s](%s)", label, href))
 }
 
+// table writes a markdown table: identifiers as code, linked cells as links.
+func (w *mdWriter) table(t templates.Table) *mdWriter {
+	w.line("| " + strings.Join(t.Columns, " | ") + " |")
+	w.line(strings.Repeat("|---", len(t.Columns)) + "|")
+	for _, row := range t.Rows {
+		cells := make([]string, len(row))
+		for i, c := range row {
+			cells[i] = strings.ReplaceAll(c.Text, "|", `\|`)
+			if c.Identifier {
+				cells[i] = "`" + cells[i] + "`"
+			}
+			if c.Href != "" {
+				cells[i] = "[" + cells[i] + "](" + c.Href + ")"
+			}
+		}
+		w.line("| " + strings.Join(cells, " | ") + " |")
+	}
+	return w.line("")
+}
+
 func (w *mdWriter) links(links []templates.Link) *mdWriter {
 	for _, l := range links {
 		w.item(l.Href, l.Label, l.Note)
@@ -157,6 +177,14 @@ func (b *build) llmsJob() job {
 		w.h2("Optional")
 		w.item(b.abs("/"+aiPath), "ai.json", "machine-readable discovery manifest")
 		w.item(b.abs("/"+sitemapPath), "Sitemap", "")
+		if len(b.feedPages()) > 0 {
+			w.item(b.abs("/"+pagesFeedPath), "Pages feed", "Atom feed of new and changed pages")
+		}
+		for _, p := range b.s.Pages {
+			if p.Type == content.ChangelogType {
+				w.item(b.abs("/"+changelogFeedPath(p)), p.Title+" feed", "Atom feed, one entry per dated change")
+			}
+		}
 		w.item(b.abs("/"+indexTxtPath), "Every published file", "plain list of URLs")
 		return [][]byte{[]byte(w.String())}, nil
 	}}
