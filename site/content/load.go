@@ -76,6 +76,9 @@ type parsedFile struct {
 	static *StaticFile
 	record json.RawMessage
 	errs   []*Error
+	// What decides whether the page is published, copied here so that a
+	// load decides it without reading every page again.
+	visibility pageVisibility
 
 	// Parsed on first use by assemble, which alone knows a file's role.
 	sum        *[32]byte
@@ -122,11 +125,17 @@ type Visibility struct {
 	Now time.Time
 }
 
-// publishes reports whether p is published at now.
-func (v Visibility) publishes(p *Page, now time.Time) bool {
-	return (v.Drafts || !p.Draft) &&
-		(v.Future || p.PublishDate.IsZero() || !p.PublishDate.After(now)) &&
-		(v.Expired || p.ExpiryDate.IsZero() || p.ExpiryDate.After(now))
+// pageVisibility is what of a page decides whether it is published.
+type pageVisibility struct {
+	draft           bool
+	publish, expiry time.Time // zero: no limit
+}
+
+// publishes reports whether a page is published at now.
+func (v *Visibility) publishes(p pageVisibility, now time.Time) bool {
+	return (v.Drafts || !p.draft) &&
+		(v.Future || p.publish.IsZero() || !p.publish.After(now)) &&
+		(v.Expired || p.expiry.IsZero() || p.expiry.After(now))
 }
 
 // NewLoader returns a Loader reading from fsys, the content directory, and
@@ -295,6 +304,9 @@ func (l *Loader) parse(p string) (*parsedFile, error) {
 		f.static = &StaticFile{Source: p, Path: strings.TrimPrefix(p, staticDir), Data: raw, Digest: sha256.Sum256(raw)}
 	case isDoc:
 		f.page, f.errs = parseDocument(p, raw)
+		if f.page != nil {
+			f.visibility = pageVisibility{draft: f.page.Draft, publish: f.page.PublishDate, expiry: f.page.ExpiryDate}
+		}
 	case strings.HasPrefix(p, recordsDir):
 		f.record, f.errs = parseRecord(p, raw)
 	}
@@ -303,6 +315,9 @@ func (l *Loader) parse(p string) (*parsedFile, error) {
 
 // checkAliases reports an alias that another page or alias already takes.
 func checkAliases(pages []*Page) []*Error {
+	if !slices.ContainsFunc(pages, func(p *Page) bool { return len(p.Aliases) > 0 }) {
+		return nil
+	}
 	taken := map[string]*Page{}
 	for _, p := range pages {
 		taken[p.Path] = p
@@ -347,7 +362,7 @@ func (l *Loader) assemble() (*Site, error) {
 		case f.record != nil:
 			s.Records[strings.TrimSuffix(path.Base(p), ".json")] = f.record
 		case f.page != nil:
-			if l.vis.publishes(f.page, now) { // unpublished pages are still checked
+			if l.vis.publishes(f.visibility, now) { // unpublished pages are still checked
 				s.Pages = append(s.Pages, f.page)
 			}
 		case f.static != nil:

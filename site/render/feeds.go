@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,12 +122,12 @@ func (b *build) feedPages() []*content.Page {
 
 // pagesFeedJob is the feed of the newest pages; none when no page is dated.
 func (b *build) pagesFeedJob() []job {
-	pages := b.feedPages()
-	if len(pages) == 0 {
+	if !slices.ContainsFunc(b.s.Pages, func(p *content.Page) bool { return p.Kind == content.KindPage && !p.Section && !p.Date.IsZero() }) {
 		return nil
 	}
 	fp := newDigest().str("pages-feed").sums(b.layout, b.summaries).sum()
 	return []job{{key: "pages-feed", paths: []string{pagesFeedPath}, fp: fp, run: func() ([][]byte, error) {
+		pages := b.feedPages()
 		entries := make([]atomEntry, 0, len(pages))
 		for _, p := range pages {
 			e := atomEntry{

@@ -109,13 +109,7 @@ type tableScroller struct{}
 // Transform implements parser.ASTTransformer.
 func (tableScroller) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
 	var tables []ast.Node
-	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if entering && n.Kind() == east.KindTable {
-			tables = append(tables, n)
-			return ast.WalkSkipChildren, nil
-		}
-		return ast.WalkContinue, nil
-	})
+	findTables(doc, &tables)
 	for i, t := range tables {
 		var heads []string
 		if h := t.FirstChild(); h != nil && h.Kind() == east.KindTableHeader {
@@ -133,6 +127,20 @@ func (tableScroller) Transform(doc *ast.Document, reader text.Reader, _ parser.C
 		parent := t.Parent()
 		parent.ReplaceChild(parent, t, wrap)
 		wrap.AppendChild(wrap, t)
+	}
+}
+
+// findTables appends the tables under n, in document order. Tables are
+// blocks: only blocks that hold blocks (lists, quotes, footnotes) are
+// searched, never the inline text of paragraphs and headings.
+func findTables(n ast.Node, tables *[]ast.Node) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch {
+		case c.Kind() == east.KindTable:
+			*tables = append(*tables, c)
+		case c.Type() == ast.TypeBlock && c.FirstChild() != nil && c.FirstChild().Type() == ast.TypeBlock:
+			findTables(c, tables)
+		}
 	}
 }
 

@@ -16,20 +16,23 @@ import (
 
 // pageJob renders one markdown document: its HTML page, its markdown twin
 // and, for downloadable documents, the twin's checksum.
-func (b *build) pageJob(i int, p *content.Page) job {
+func (b *build) pageJob(i int, p *content.Page) (job, *pagePlan) {
 	prev, next := b.neighbours(p)
-	var deps [32]byte // what a section page lists: every page's summary
-	if p.Section {
-		deps = b.summaries
-	}
 	var plan *pagePlan
 	if old := b.r.planned; i < len(old.pages) && old.pages[i] == p {
 		plan = old.plans[i]
 	}
+	// A section page lists every page's summary. An unchanged page's plan
+	// says whether it is one, so the page itself is not read again.
+	var deps [32]byte
+	if plan != nil && plan.section || plan == nil && p.Section {
+		deps = b.summaries
+	}
 	if plan == nil || plan.layout != b.layout || plan.deps != deps || plan.prev != prev || plan.next != next {
 		// A parsed page is immutable and a loader reuses it until its file
 		// changes, so the plan of an unchanged page is kept.
-		plan = &pagePlan{layout: b.layout, deps: deps, prev: prev, next: next, key: "page:" + p.Source, paths: []string{p.Path, p.TwinPath()}}
+		plan = &pagePlan{layout: b.layout, deps: deps, prev: prev, next: next, key: "page:" + p.Source, paths: []string{p.Path, p.TwinPath()},
+			section: p.Section, aliases: len(p.Aliases) > 0, changelog: p.Type == content.ChangelogType}
 		if p.Kind == content.KindDoc {
 			plan.paths = append(plan.paths, p.TwinPath()+".sha256")
 		}
@@ -108,7 +111,7 @@ func (b *build) pageJob(i int, p *content.Page) job {
 			out = append(out, checksum)
 		}
 		return out, nil
-	}}
+	}}, plan
 }
 
 // dateView shows a front matter date as a day; the datetime attribute keeps
@@ -132,6 +135,8 @@ type pagePlan struct {
 	key        string
 	paths      []string
 	fp         [32]byte
+
+	section, aliases, changelog bool // what the page is, for planning without reading it
 }
 
 // neighbours returns the previous and next constitution articles of p.

@@ -70,7 +70,14 @@ func (b *build) plan() []job {
 	jobs := make([]job, 0, len(b.s.Pages)+32)
 	b.plans = make([]*pagePlan, len(b.s.Pages))
 	for i, p := range b.s.Pages {
-		jobs = append(jobs, b.pageJob(i, p))
+		j, plan := b.pageJob(i, p)
+		jobs = append(jobs, j)
+		if plan.aliases {
+			jobs = append(jobs, b.aliasJobs(p)...)
+		}
+		if plan.changelog {
+			jobs = append(jobs, b.changelogFeedJob(p))
+		}
 	}
 	if b.r.opts.Cache {
 		b.r.planned = plannedPages{pages: b.s.Pages, plans: b.plans}
@@ -94,15 +101,8 @@ func (b *build) plan() []job {
 		jobs = append(jobs, b.pagesIndexJob())
 	}
 	jobs = append(jobs, b.pagesFeedJob()...)
-	for _, t := range taxonomies {
-		jobs = append(jobs, b.taxonomyJobs(t)...)
-	}
-	for _, p := range b.s.Pages {
-		jobs = append(jobs, b.aliasJobs(p)...)
-		if p.Type == content.ChangelogType {
-			jobs = append(jobs, b.changelogFeedJob(p))
-		}
-	}
+	jobs = append(jobs, b.taxonomyJobs()...)
+
 	if rt := b.s.Runtime; rt != nil {
 		jobs = append(jobs, b.downloadJob("runtime", b.runtimePath(), rt.Raw, b.runtime))
 	}
@@ -125,7 +125,12 @@ func (b *build) plan() []job {
 		all = append(all, j.paths...)
 	}
 	all = append(all, sitemapPath, indexTxtPath, headersPath, redirectsPath)
-	return append(jobs, b.sitemapJob(all), b.indexTxtJob(all), b.hostFilesJob(all))
+	d := newDigest()
+	for _, p := range all {
+		d.str(p)
+	}
+	allSum := d.sum()
+	return append(jobs, b.sitemapJob(all, allSum), b.indexTxtJob(all, allSum), b.hostFilesJob(all, allSum))
 }
 
 // downloadJob publishes data at p with its .sha256 beside it.

@@ -44,7 +44,8 @@ type termPages struct {
 }
 
 // terms groups the site's pages by the taxonomy's terms, sorted by slug;
-// each term's pages are newest first.
+// each term's pages are in path order (planning needs no more; the page
+// that lists them sorts them).
 func (b *build) terms(t taxonomy) []*termPages {
 	bySlug := map[string]*termPages{}
 	var out []*termPages
@@ -60,15 +61,40 @@ func (b *build) terms(t taxonomy) []*termPages {
 		}
 	}
 	slices.SortFunc(out, func(a, b *termPages) int { return strings.Compare(a.slug, b.slug) })
-	for _, tp := range out {
-		sortNewestFirst(tp.pages)
-	}
 	return out
 }
 
-// taxonomyJobs are the index of a taxonomy and a list page per term; none
+// taxonomyPlan keeps the taxonomy jobs of a Render for the next: grouping
+// thousands of pages by term is most of the planning of a one-page edit,
+// and what the term pages show (titles, dates, summaries, terms) is all in
+// the pages' summaries and the frame. While neither changed, the jobs are
+// the same, fingerprints included: the pages they list may be older copies
+// of the same pages, with the same summaries.
+type taxonomyPlan struct {
+	layout, summaries [32]byte
+	jobs              []job
+	planned           bool
+}
+
+// taxonomyJobs are the pages of every taxonomy.
+func (b *build) taxonomyJobs() []job {
+	old := b.r.taxonomy
+	if old.planned && old.layout == b.layout && old.summaries == b.summaries {
+		return old.jobs
+	}
+	var jobs []job
+	for _, t := range taxonomies {
+		jobs = append(jobs, b.taxonomyPages(t)...)
+	}
+	if b.r.opts.Cache {
+		b.r.taxonomy = taxonomyPlan{layout: b.layout, summaries: b.summaries, jobs: jobs, planned: true}
+	}
+	return jobs
+}
+
+// taxonomyPages are the index of a taxonomy and a list page per term; none
 // when no page uses the taxonomy.
-func (b *build) taxonomyJobs(t taxonomy) []job {
+func (b *build) taxonomyPages(t taxonomy) []job {
 	terms := b.terms(t)
 	if len(terms) == 0 {
 		return nil
@@ -83,10 +109,12 @@ func (b *build) taxonomyJobs(t taxonomy) []job {
 		index.str(tp.name, tp.slug, fmt.Sprint(len(tp.pages)))
 		out := t.termPath(tp.slug)
 		jobs = append(jobs, job{key: "term:" + out, paths: []string{out, twinPath(out)}, fp: fp.sum(), run: func() ([][]byte, error) {
+			pages := slices.Clone(tp.pages)
+			sortNewestFirst(pages)
 			v := templates.ListView{
 				Title:   fmt.Sprintf("%s: %s", strings.ToUpper(t.singular[:1])+t.singular[1:], tp.name),
 				Summary: fmt.Sprintf("%s with the %s %q, newest first.", countOf(len(tp.pages), "page"), t.singular, tp.name),
-				Items:   b.listItems(tp.pages),
+				Items:   b.listItems(pages),
 			}
 			return htmlAndTwin(b.meta(v.Title, v.Summary, out, "pages"), templates.List(v), listTwin(v.Title, v.Summary, v.Items))
 		}})
