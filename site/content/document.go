@@ -164,23 +164,7 @@ func parseDocument(file string, src []byte) (*Page, []*Error) {
 		p.Kind = k
 	}
 
-	// The summary: written, or Hugo's: the text before <!--more-->, or the
-	// description, or the first words of the body.
-	var more string
-	if loc := moreDivider.FindIndex(body); loc != nil {
-		more = mdtext.Words(plainText(body[:loc[0]]), summaryWords)
-		p.Body = slices.Concat(body[:loc[0]], body[loc[1]:]) // the line stays, empty, so lines still count right
-	}
-	switch {
-	case p.Summary != "":
-		p.SummaryWritten = true
-	case more != "":
-		p.Summary = more
-	case p.Description != "":
-		p.Summary, p.SummaryWritten = p.Description, true
-	case p.Kind == KindPage:
-		p.Summary = mdtext.Words(firstParagraph(p.Body), summaryWords)
-	default:
+	if !p.summarise() {
 		errs = append(errs, fb.errorf("summary", "front matter needs %q", "summary"))
 	}
 	if p.Description == "" {
@@ -234,6 +218,31 @@ func parseDocument(file string, src []byte) (*Page, []*Error) {
 		errs = append(errs, errorf(file, bodyLine+line, "the body starts with a level-1 heading; the title comes from front matter, start the body at ##"))
 	}
 	return p, errs
+}
+
+// summarise sets the page's summary when the front matter gave none, as
+// Hugo does: the text before a <!--more--> line (which leaves the body), or
+// the description, or for a general page the first words of the body. It
+// reports false when a document that needs a summary has none.
+func (p *Page) summarise() bool {
+	var more string
+	if loc := moreDivider.FindIndex(p.Body); loc != nil {
+		more = mdtext.Words(plainText(p.Body[:loc[0]]), summaryWords)
+		p.Body = slices.Concat(p.Body[:loc[0]], p.Body[loc[1]:]) // the line stays, empty, so lines still count right
+	}
+	switch {
+	case p.Summary != "":
+		p.SummaryWritten = true
+	case more != "":
+		p.Summary = more
+	case p.Description != "":
+		p.Summary, p.SummaryWritten = p.Description, true
+	case p.Kind == KindPage:
+		p.Summary = mdtext.Words(firstParagraph(p.Body), summaryWords)
+	default:
+		return false
+	}
+	return true
 }
 
 // pagePath decides the output path of a file under pages/: its url, else

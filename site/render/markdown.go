@@ -28,7 +28,30 @@ import (
 // codeFormatter is shared by every page: chroma formatters are safe for
 // concurrent use. Code is highlighted with CSS classes, so one stylesheet
 // serves both colour schemes and pages carry no inline styles.
-var codeFormatter = chromahtml.New(chromahtml.WithClasses(true))
+var codeFormatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.WithPreWrapper(focusablePre{}))
+
+// codePre opens every code block. A long line makes the block scroll
+// sideways, so it takes the keyboard focus: arrow keys then scroll it.
+const codePre = `<pre tabindex="0"`
+
+// focusablePre writes chroma's code blocks with codePre.
+type focusablePre struct{}
+
+// Start implements chromahtml.PreWrapper.
+func (focusablePre) Start(code bool, styleAttr string) string {
+	if code {
+		return codePre + styleAttr + "><code>"
+	}
+	return codePre + styleAttr + ">"
+}
+
+// End implements chromahtml.PreWrapper.
+func (focusablePre) End(code bool) string {
+	if code {
+		return "</code></pre>"
+	}
+	return "</pre>"
+}
 
 // newMarkdown returns the one goldmark instance of the site: GitHub-flavoured
 // markdown, footnotes, heading ids, highlighted code blocks and tables that
@@ -144,12 +167,14 @@ func findTables(n ast.Node, tables *[]ast.Node) {
 	}
 }
 
-// nodeRenderer renders highlighted code blocks and table scroll regions.
+// nodeRenderer renders code blocks (highlighted when their language is
+// known) and table scroll regions.
 type nodeRenderer struct{}
 
 // RegisterFuncs implements renderer.NodeRenderer.
 func (nodeRenderer) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(ast.KindFencedCodeBlock, renderCodeBlock)
+	reg.Register(ast.KindCodeBlock, renderCodeBlock)
 	reg.Register(kindTableScroll, renderTableScroll)
 }
 
@@ -166,13 +191,15 @@ func renderCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 	if !entering {
 		return ast.WalkSkipChildren, nil
 	}
-	n := node.(*ast.FencedCodeBlock)
 	var code strings.Builder
-	for i := range n.Lines().Len() {
-		line := n.Lines().At(i)
+	for i := range node.Lines().Len() {
+		line := node.Lines().At(i)
 		code.Write(line.Value(source))
 	}
-	lang := string(n.Language(source))
+	var lang string
+	if n, ok := node.(*ast.FencedCodeBlock); ok {
+		lang = string(n.Language(source))
+	}
 	if lexer := lexers.Get(lang); lexer != nil && lang != "" {
 		if tokens, err := chroma.Coalesce(lexer).Tokenise(nil, code.String()); err == nil {
 			// The light style decides which tokens get a class; codeCSS
@@ -184,7 +211,7 @@ func renderCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 		}
 	}
 	// No known language: plain, escaped.
-	w.WriteString(`<pre><code`)
+	w.WriteString(codePre + `><code`)
 	if lang != "" {
 		w.WriteString(` class="language-` + html.EscapeString(lang) + `"`)
 	}

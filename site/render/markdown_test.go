@@ -111,3 +111,16 @@ func TestTableOfContents(t *testing.T) {
 		t.Errorf("a short page has a toc: %+v", short)
 	}
 }
+
+// TestCodeBlocksFocusable: a code block scrolls sideways when a line is
+// long, so every one takes the keyboard focus.
+func TestCodeBlocksFocusable(t *testing.T) {
+	var out bytes.Buffer
+	src := []byte("```go\nx := 1\n```\n\n```\nplain\n```\n\n    indented\n")
+	if _, err := convert(newMarkdown(), src, &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), `<pre tabindex="0"`); got != 3 || strings.Count(out.String(), "<pre") != 3 {
+		t.Errorf("%d of 3 code blocks are focusable:\n%s", got, out.String())
+	}
+}
