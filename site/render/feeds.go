@@ -79,12 +79,12 @@ func atomTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // fallback, a date of the content, when it has none).
 func (b *build) feed(title, subtitle, htmlPath, feedPath string, fallback time.Time, entries []atomEntry) ([]byte, error) {
 	f := atomFeed{
-		Lang: b.cfg.Site.Language, ID: b.abs(urlPath(htmlPath)), Title: title, Subtitle: subtitle, Updated: atomTime(fallback),
+		Lang: b.cfg.Language, ID: b.abs(urlPath(htmlPath)), Title: title, Subtitle: subtitle, Updated: atomTime(fallback),
 		Links: []atomLink{
 			{Rel: "self", Type: "application/atom+xml", Href: b.abs("/" + feedPath)},
 			{Rel: "alternate", Type: "text/html", Href: b.abs(urlPath(htmlPath))},
 		},
-		Author: atomPerson{Name: b.cfg.Organisation.Name, URI: b.base + "/"}, Rights: b.cfg.Site.License,
+		Author: atomPerson{Name: b.cfg.Organisation.Name, URI: b.base + "/"}, Rights: b.cfg.License,
 		Entries: entries,
 	}
 	if len(entries) > 0 {
@@ -105,7 +105,7 @@ func (b *build) siteFeeds() []templates.Link {
 	if len(b.feedPages()) == 0 {
 		return nil
 	}
-	return []templates.Link{{Href: "/" + pagesFeedPath, Label: b.cfg.Site.Title + ": new pages (Atom feed)"}}
+	return []templates.Link{{Href: "/" + pagesFeedPath, Label: b.cfg.Title + ": new pages (Atom feed)"}}
 }
 
 // feedPages are the newest dated pages, the entries of the pages feed.
@@ -143,7 +143,7 @@ func (b *build) pagesFeedJob() []job {
 			}
 			entries = append(entries, e)
 		}
-		data, err := b.feed(b.cfg.Site.Title+": pages", "New and changed pages, newest first.", pagesIndexPath, pagesFeedPath, time.Time{}, entries)
+		data, err := b.feed(b.cfg.Title+": pages", "New and changed pages, newest first.", pagesIndexPath, pagesFeedPath, time.Time{}, entries)
 		return [][]byte{data}, err
 	}}}
 }

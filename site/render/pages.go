@@ -282,7 +282,7 @@ func (b *build) homeJob() job {
 	return job{key: "home", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
 		cfg := b.cfg
 		v := templates.HomeView{
-			Title: cfg.Site.Title, Summary: cfg.Site.Summary, Description: cfg.Site.Description,
+			Title: cfg.Title, Summary: cfg.Summary, Description: cfg.Description,
 			Authority: cfg.Organisation.HumanAuthority, ProofLinks: b.proofLinks(),
 		}
 		v.Documents = append(v.Documents, templates.Link{Href: "/gate.html", Label: "The gate", Note: "authorization checkpoint and capability board"},
@@ -305,7 +305,7 @@ func (b *build) homeJob() job {
 		if len(v.Pages) > 0 {
 			md.h2("Pages").links(v.Pages)
 		}
-		m := b.meta(cfg.Site.Title, cfg.Site.Summary, out, "home")
+		m := b.meta(cfg.Title, cfg.Summary, out, "home")
 		m.Feeds = b.siteFeeds()
 		return htmlAndTwin(m, templates.Home(v), md.String())
 	}}
@@ -444,10 +444,10 @@ func (b *build) notFoundJob() job {
 func (b *build) aliasJobs(p *content.Page) []job {
 	jobs := make([]job, 0, len(p.Aliases))
 	for _, a := range p.Aliases {
-		fp := newDigest().str("alias", a, p.URL(), p.Title, b.base, b.cfg.Site.Language).sum()
+		fp := newDigest().str("alias", a, p.URL(), p.Title, b.base, b.cfg.Language).sum()
 		jobs = append(jobs, job{key: "alias:" + a, paths: []string{a, twinPath(a)}, fp: fp, run: func() ([][]byte, error) {
 			var buf bytes.Buffer
-			v := templates.AliasView{Language: b.cfg.Site.Language, Title: p.Title, Target: p.URL(), Abs: b.abs(p.URL())}
+			v := templates.AliasView{Language: b.cfg.Language, Title: p.Title, Target: p.URL(), Abs: b.abs(p.URL())}
 			if err := templates.Alias(v).Render(context.Background(), &buf); err != nil {
 				return nil, err
 			}
