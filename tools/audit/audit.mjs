@@ -54,7 +54,7 @@ const TARGET_DEVICE_INDEX = 500;
 // RUNS is how many times Lighthouse scores each page and scheme; the median
 // run counts (by performance), as Lighthouse CI's numberOfRuns does, since
 // one run on a shared machine varies by several points.
-const RUNS = 3;
+const RUNS = 5;
 
 const SCHEMES = ['light', 'dark'];
 const WIDTHS = [1280, 390];
