@@ -118,7 +118,7 @@ func newWatchBuilder(env *environment, cfg *config, vis content.Visibility) (*si
 	if err != nil {
 		return nil, err
 	}
-	opts, err := renderOptions(ch, cfg.Data)
+	opts, err := renderOptions(env, ch, cfg.Data)
 	if err != nil {
 		return nil, err
 	}
