@@ -151,6 +151,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 	d.registerDiscovery()
 	d.registerRecords()
 	d.registerStatic()
+	d.registerMCP()
 	return d
 }
 

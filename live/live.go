@@ -24,6 +24,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/live/mcp"
 	"github.com/proofsite/proofsite/live/reload"
 )
 
@@ -153,7 +154,7 @@ func (s *Server) newApp(apiOnly bool) *fiber.App {
 		})
 		d := s.define(app, apiOnly)
 		for path, item := range d.paths() {
-			if item.Post != nil {
+			if item.Post != nil && !mcp.IsEndpoint(path) { // MCP requests are reads, unlimited like GETs
 				l, ok := s.opts.Limits[path]
 				if !ok {
 					if l, ok = DefaultLimits[path]; !ok {
@@ -254,6 +255,9 @@ func handleError(c *fiber.Ctx, err error, log *slog.Logger) error {
 			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 		}
 		detail = "" // never show internals
+	}
+	if mcp.IsEndpoint(c.Path()) {
+		return mcp.WriteHTTPError(c, status, detail)
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	if !isAPIPath(c.Path()) && status == http.StatusNotFound {

@@ -1,0 +1,93 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serve answers one request to the MCP endpoint: the guard checks it, the
+// SDK answers it, and the answer leaves as one JSON object that no cache
+// keeps. Mount it for every method (app.All): the guard answers methods
+// other than POST with 405.
+func (s *Server) Serve(c *fiber.Ctx) error {
+	req, e := s.guard.check(c)
+	if e != nil {
+		return writeError(c, req.id, e)
+	}
+	// The SDK reads the message the guard checked. It answers JSON alone,
+	// so an Accept the guard let through is stated the way the SDK wants
+	// it; session and resumption headers of older revisions are ignored.
+	r := &c.Request().Header
+	r.Set(fiber.HeaderAccept, "application/json, text/event-stream")
+	r.Del("Mcp-Session-Id")
+	r.Del("Last-Event-Id")
+	c.Request().SetBody(req.body)
+	if err := s.bridge(c); err != nil {
+		return err
+	}
+	resp := &c.Response().Header
+	resp.Del(fiber.HeaderCacheControl)
+	resp.Del("Mcp-Session-Id")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	if status := c.Response().StatusCode(); !isJSON(string(resp.ContentType())) {
+		// A refusal of the SDK's own in plain text, which the guard should
+		// have made impossible: keep the status, say it in JSON-RPC.
+		code := CodeInvalidRequest
+		if status >= 500 {
+			code = CodeInternalError
+		}
+		return writeError(c, req.id, refuse(status, code, "%s", http.StatusText(status)))
+	}
+	return nil
+}
+
+// errorResponse is a JSON-RPC error response. Without a known id it has
+// none, as 2026-07-28 asks of transport refusals.
+type errorResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Error   struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+		Data    any    `json:"data,omitempty"`
+	} `json:"error"`
+}
+
+func writeError(c *fiber.Ctx, id json.RawMessage, e *rpcError) error {
+	body := errorResponse{JSONRPC: "2.0", ID: id}
+	body.Error.Code, body.Error.Message, body.Error.Data = e.code, e.message, e.data
+	c.Response().Header.Del(fiber.HeaderCacheControl)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(e.status).Send(mustMarshal(body))
+}
+
+// WriteHTTPError answers a request to the MCP endpoint that the server
+// refused before the endpoint ran (a body over the server's own limit, a
+// rate limit, a failure) with a JSON-RPC error instead of the server's usual
+// problem document. message must not reveal internals.
+func WriteHTTPError(c *fiber.Ctx, status int, message string) error {
+	code := CodeInvalidRequest
+	if status >= 500 {
+		code = CodeInternalError
+	}
+	if message == "" {
+		message = http.StatusText(status)
+	}
+	return writeError(c, nil, &rpcError{status: status, code: code, message: message})
+}
+
+// IsEndpoint reports whether path is one of the MCP endpoints.
+func IsEndpoint(path string) bool { return path == Endpoint || path == APIEndpoint }
+
+// listTTLMs is how long a client may keep server/discover and tools/list
+// answers: the tools do not change while the server runs.
+const listTTLMs = 10 * 60 * 1000
+
+func cacheable(_ context.Context, _ sdk.Request, c *sdk.Cacheable) {
+	c.TTLMs, c.CacheScope = listTTLMs, "public"
+}
