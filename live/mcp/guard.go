@@ -91,6 +91,9 @@ func newGuard(opts Options) (guard, error) {
 type checked struct {
 	id   json.RawMessage
 	body []byte
+	// name is the tools/call tool name its Mcp-Name header carried,
+	// decoded: the SDK compares the header without decoding it.
+	name string
 }
 
 // check applies the transport rules of 2026-07-28 to a request, in the
@@ -121,6 +124,9 @@ func (g guard) check(c *fiber.Ctx) (req checked, e *rpcError) {
 	params, e := checkHeaders(c, msg)
 	if e != nil {
 		return req, e
+	}
+	if m, _ := stringOf(msg["method"]); m == "tools/call" {
+		req.name, _ = stringOf(params["name"])
 	}
 	msg["params"] = mustMarshal(params)
 	req.body = mustMarshal(msg)
@@ -242,6 +248,11 @@ func checkHeaders(c *fiber.Ctx, msg map[string]json.RawMessage) (map[string]json
 		name, ok := stringOf(params["name"])
 		if !ok {
 			return nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params.name" must be a tool name`)
+		}
+		// The SDK panics, in a goroutine no recover reaches, on arguments
+		// null for a tool with defaults: only an object gets through.
+		if args, ok := params["arguments"]; ok && !isObject(args) {
+			return nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params.arguments" must be an object`)
 		}
 		switch h, e := header(c, HeaderName); {
 		case e != nil:

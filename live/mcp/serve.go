@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,6 +26,9 @@ func (s *Server) Serve(c *fiber.Ctx) error {
 	r.Set(fiber.HeaderAccept, "application/json, text/event-stream")
 	r.Del("Mcp-Session-Id")
 	r.Del("Last-Event-Id")
+	if req.name != "" && isToken(req.name) {
+		r.Set(HeaderName, req.name)
+	}
 	c.Request().SetBody(req.body)
 	if err := s.bridge(c); err != nil {
 		return err
@@ -90,4 +94,9 @@ const listTTLMs = 10 * 60 * 1000
 
 func cacheable(_ context.Context, _ sdk.Request, c *sdk.Cacheable) {
 	c.TTLMs, c.CacheScope = listTTLMs, "public"
+}
+
+// isToken reports whether s can stand in a header as it is.
+func isToken(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r > '~' })
 }
