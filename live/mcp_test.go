@@ -1,11 +1,15 @@
 package live
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
-	"maps"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,11 +18,18 @@ import (
 	"github.com/proofsite/proofsite/live/mcp"
 )
 
-// mcpServer starts the live edge over a real chain on 127.0.0.1.
+// mcpServer starts the live edge over a real chain on 127.0.0.1, with the
+// project's constitution artifact.
 func mcpServer(t *testing.T) (base string, chain Chain) {
 	t.Helper()
 	c := testChain(t)
-	return serveLoopback(t, newTestServer(t, Options{Chain: c})), c
+	site := testSite()
+	artifact, err := os.ReadFile("../content/constitution/runtime-v1.8.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	site.Constitution.Runtime = artifact
+	return serveLoopback(t, newTestServer(t, Options{Chain: c, Site: site})), c
 }
 
 // connect is the SDK's own client in its default mode: protocol
@@ -100,7 +111,224 @@ func TestMCPWithSDKClient(t *testing.T) {
 					t.Errorf("%s differs from GET %s:\n got %v\nwant %v", tool, route, got, want)
 				}
 			}
+			// A page of rows is cut from the route's table; an article
+			// comes from the route's artifact.
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "strict_table_rows", Arguments: map[string]any{"from": 150, "limit": 10}})
+			if err != nil || res.IsError {
+				t.Fatalf("strict_table_rows: %v %+v", err, res)
+			}
+			page, table := structured(t, res), getJSON(t, base+mcp.StrictTableRoute)
+			rows := table["rows"].([]any)
+			if !equalJSON(map[string]any{"rows": page["rows"]}, map[string]any{"rows": rows[150:160]}) || page["row_count"] != float64(len(rows)) ||
+				page["next_from"] != 160.0 || page["canonical_spine_valid"] != table["canonical_spine_valid"] || page["verdict"] != table["verdict"] {
+				t.Errorf("page %v", page)
+			}
+			res, err = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "constitution_article", Arguments: map[string]any{"number": 3}})
+			if err != nil || res.IsError {
+				t.Fatalf("constitution_article: %v %+v", err, res)
+			}
+			articles, artifact := structured(t, res), getJSON(t, base+mcp.ConstitutionRoute)
+			third := artifact["artifact"].(map[string]any)["articles"].([]any)[2]
+			if got := articles["articles"].([]any); len(got) != 1 || !equalJSON(got[0].(map[string]any), third.(map[string]any)) ||
+				articles["artifact_sha256"] != artifact["sha256"] {
+				t.Errorf("article 3: %v, want %v", articles, third)
+			}
 		})
+	}
+}
+
+// TestMCPSpecRequests sends the requests of the specification's own text
+// (2026-07-28, Streamable HTTP and server/discover; tool names are ours),
+// byte for byte, as an independent client would: the official TypeScript
+// SDK does not speak 2026-07-28 yet (1.32.2 stops at 2025-11-25).
+func TestMCPSpecRequests(t *testing.T) {
+	base, _ := mcpServer(t)
+	tests := []struct {
+		file   string
+		status int
+		check  func(t *testing.T, body map[string]any)
+	}{
+		{"discover.http", 200, func(t *testing.T, b map[string]any) {
+			r := b["result"].(map[string]any)
+			info := r["_meta"].(map[string]any)["io.modelcontextprotocol/serverInfo"].(map[string]any)
+			if b["id"] != "discover-1" || r["resultType"] != "complete" || fmt.Sprint(r["supportedVersions"]) != "[2026-07-28]" ||
+				r["capabilities"].(map[string]any)["tools"] == nil || info["name"] != "proofsite" || !strings.Contains(r["instructions"].(string), "no authority") {
+				t.Errorf("%v", b)
+			}
+		}},
+		{"tools-list.http", 200, func(t *testing.T, b map[string]any) {
+			if tools := b["result"].(map[string]any)["tools"].([]any); b["id"] != 2.0 || len(tools) != 6 {
+				t.Errorf("%v", b)
+			}
+		}},
+		{"tools-call.http", 200, func(t *testing.T, b map[string]any) {
+			r := b["result"].(map[string]any)
+			a := r["structuredContent"].(map[string]any)["articles"].([]any)
+			if r["isError"] == true || len(a) != 1 || a[0].(map[string]any)["number"] != 3.0 || r["resultType"] != "complete" {
+				t.Errorf("%v", b)
+			}
+		}},
+		{"unsupported-version.http", 400, func(t *testing.T, b map[string]any) {
+			e := b["error"].(map[string]any)
+			if e["code"] != -32022.0 || !equalJSON(e["data"].(map[string]any), map[string]any{"supported": []any{"2026-07-28"}, "requested": "1900-01-01"}) {
+				t.Errorf("%v", b)
+			}
+		}},
+		{"header-mismatch.http", 400, func(t *testing.T, b map[string]any) {
+			if e := b["error"].(map[string]any); e["code"] != -32020.0 || b["id"] != 1.0 {
+				t.Errorf("%v", b)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "mcp", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			head, body, _ := strings.Cut(string(raw), "\n\n")
+			lines := strings.Split(head, "\n")
+			method, target, _ := strings.Cut(lines[0], " ")
+			target, _, _ = strings.Cut(target, " ")
+			req, err := http.NewRequest(method, base+target, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, l := range lines[1:] {
+				k, v, _ := strings.Cut(l, ": ")
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Add(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			var b map[string]any
+			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(got, &b) != nil || b["jsonrpc"] != "2.0" {
+				t.Fatalf("%d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), got)
+			}
+			tc.check(t, b)
+		})
+	}
+}
+
+// TestMCPDescribed checks the manifest, the narrow tool list and discovery
+// against the surface itself.
+func TestMCPDescribed(t *testing.T) {
+	base, _ := mcpServer(t)
+	list, err := connect(t, base+mcp.Endpoint).ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := getJSON(t, base+mcp.ToolsPath)
+	want, _ := json.Marshal(list.Tools)
+	if got, _ := json.Marshal(tools["tools"]); string(got) != string(want) || tools["callable"] != true || tools["protocol_version"] != mcp.ProtocolVersion {
+		t.Errorf("GET %s differs from tools/list:\n got %s\nwant %s", mcp.ToolsPath, got, want)
+	}
+	m := getJSON(t, base+mcp.ManifestPath)
+	tr := m["transport"].(map[string]any)
+	auth := m["authority"].(map[string]any)
+	if m["protocol_version"] != "2026-07-28" || tr["stateless"] != true || tr["sessions"] != false || tr["initialize"] != false ||
+		fmt.Sprint(tr["endpoints"]) != "[https://proof.test.example/mcp https://proof.test.example/api/mcp]" ||
+		fmt.Sprint(m["methods"]) != "[server/discover tools/list tools/call]" || len(m["tools"].([]any)) != 6 ||
+		auth["read_only"] != true || auth["statement"] != mcp.Authority || len(auth["no_authority_over"].([]any)) != 8 {
+		t.Errorf("manifest %v", m)
+	}
+	for _, tool := range m["tools"].([]any) {
+		if tool := tool.(map[string]any); tool["read_only"] != true || tool["destructive"] != false || tool["open_world"] != false {
+			t.Errorf("manifest tool %v", tool)
+		}
+	}
+	disc := getJSON(t, base+"/api/discover")
+	if disc["features"].(map[string]any)["mcp"] != true {
+		t.Errorf("features %v", disc["features"])
+	}
+	var posts []string
+	for _, e := range disc["endpoints"].([]any) {
+		if e := e.(map[string]any); e["method"] == "POST" && strings.Contains(e["path"].(string), "mcp") {
+			posts = append(posts, e["path"].(string))
+		}
+	}
+	if fmt.Sprint(posts) != "[/api/mcp /mcp]" {
+		t.Errorf("catalog MCP endpoints %v", posts)
+	}
+}
+
+// TestMCPNoAuthorityOverTheChain is rule 5 on the real chain: every tool,
+// called with hostile arguments, leaves the chain exactly as it was.
+func TestMCPNoAuthorityOverTheChain(t *testing.T) {
+	base, chain := mcpServer(t)
+	version, count, head := chain.Version(), chain.Count(), chain.Head().Hash()
+	cs := connect(t, base+mcp.Endpoint)
+	hostile := []map[string]any{{}, {"path": "../../../../etc/passwd"}, {"from": 1 << 52, "limit": 100}, {"from": -1}, {"limit": 1 << 40},
+		{"number": 1 << 30}, {"query": "/etc/passwd"}, {"append": map[string]any{"kind": "x"}}, {"to": "bridge@example.org", "message": "send"}}
+	for _, tool := range []string{"ledger_verdict", "chain_status", "strict_table_rows", "constitution_article", "node_roster", "endpoint_catalog"} {
+		for _, args := range hostile {
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool, Arguments: args})
+			if err != nil {
+				t.Errorf("%s %v: %v", tool, args, err)
+				continue
+			}
+			if raw, _ := json.Marshal(res); strings.Contains(string(raw), "root:x:0:0") {
+				t.Errorf("%s %v: %s", tool, args, raw)
+			}
+		}
+	}
+	if chain.Version() != version || chain.Count() != count || chain.Head().Hash() != head {
+		t.Errorf("the chain changed: version %d -> %d, count %d -> %d", version, chain.Version(), count, chain.Count())
+	}
+}
+
+// TestMCPRefusalsAreJSONRPC checks the refusals made before the surface
+// runs: a body over the server's own limit and a method other than POST;
+// and that MCP requests, being reads, are not rate limited like other POSTs.
+func TestMCPRefusalsAreJSONRPC(t *testing.T) {
+	base, _ := mcpServer(t)
+	for _, tc := range []struct {
+		method string
+		body   string
+		status int
+	}{
+		{http.MethodPost, `{"pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413},
+		{http.MethodPost, `{"pad":"` + strings.Repeat("x", mcp.DefaultMaxBodyBytes) + `"}`, 413},
+		{http.MethodGet, "", 405},
+		{http.MethodPut, "{}", 405},
+	} {
+		// Over a raw connection: the server answers a body over its limit
+		// from the headers and closes, which can break an HTTP client's
+		// write before it reads the answer.
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			tc.method, mcp.APIEndpoint, len(tc.body), tc.body) // a write error shows as a missing answer
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		resp.Body.Close()
+		var e struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   struct{ Code int64 }
+		}
+		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &e) != nil ||
+			e.JSONRPC != "2.0" || e.Error.Code != mcp.CodeInvalidRequest {
+			t.Errorf("%s %d bytes: %d %s %s", tc.method, len(tc.body), resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
+	}
+	cs := connect(t, base+mcp.Endpoint)
+	for i := range DefaultPostLimit.Max + 5 {
+		if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ledger_verdict"}); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
 	}
 }
 
@@ -128,6 +356,3 @@ func equalJSON(a, b map[string]any) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
-
-var _ = maps.Keys[map[string]int]
-var _ = strings.Cut
