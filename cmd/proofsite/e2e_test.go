@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proofsite/proofsite/live/mcp"
 )
 
 // The real binaries, built once for the end-to-end tests.
@@ -174,9 +176,15 @@ func TestServeEndToEnd(t *testing.T) {
 			path := strings.ReplaceAll(e.Path, "{id}", "s1")
 			var resp *http.Response
 			var body []byte
-			if e.Method == http.MethodPost {
+			switch {
+			case e.Method == http.MethodPost && mcp.IsEndpoint(path):
+				resp, body = srv.do(t, e.Method, path, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{`+
+					`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"e2e","version":"1"},`+
+					`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+					"Content-Type", "application/json", mcp.HeaderProtocolVersion, mcp.ProtocolVersion, mcp.HeaderMethod, "tools/list")
+			case e.Method == http.MethodPost:
 				resp, body = srv.do(t, e.Method, path, `{"agent":"e2e"}`, "Content-Type", "application/json")
-			} else {
+			default:
 				resp, body = srv.get(t, path)
 			}
 			if resp.StatusCode != 200 {

@@ -89,11 +89,16 @@ func newGuard(opts Options) (guard, error) {
 // checked is a request that passed the guard, re-encoded from the values
 // the guard checked so that the SDK cannot read it differently.
 type checked struct {
-	id   json.RawMessage
-	body []byte
+	id json.RawMessage
+	// msg, params and meta are the message as checked.
+	msg, params, meta map[string]json.RawMessage
 	// name is the tools/call tool name its Mcp-Name header carried,
 	// decoded: the SDK compares the header without decoding it.
 	name string
+	// method is the JSON-RPC method; plain says its params hold nothing
+	// but _meta, which says who asks and never changes the answer.
+	method string
+	plain  bool
 }
 
 // check applies the transport rules of 2026-07-28 to a request, in the
@@ -121,16 +126,24 @@ func (g guard) check(c *fiber.Ctx) (req checked, e *rpcError) {
 		return req, e
 	}
 	req.id = msg["id"]
-	params, e := checkHeaders(c, msg)
+	params, meta, e := checkHeaders(c, msg)
 	if e != nil {
 		return req, e
 	}
-	if m, _ := stringOf(msg["method"]); m == "tools/call" {
+	req.msg, req.params, req.meta = msg, params, meta
+	req.method, _ = stringOf(msg["method"])
+	req.plain = len(params) == 1
+	if req.method == "tools/call" {
 		req.name, _ = stringOf(params["name"])
 	}
-	msg["params"] = mustMarshal(params)
-	req.body = mustMarshal(msg)
 	return req, nil
+}
+
+// body encodes the message as checked.
+func (req checked) body() []byte {
+	req.params["_meta"] = mustMarshal(req.meta)
+	req.msg["params"] = mustMarshal(req.params)
+	return mustMarshal(req.msg)
 }
 
 // checkOrigin refuses browsers of foreign origins (DNS rebinding, cross-site
@@ -196,75 +209,73 @@ func parseMessage(body []byte) (map[string]json.RawMessage, *rpcError) {
 }
 
 // checkHeaders holds the request metadata headers and _meta to the message.
-// It returns the request's params.
-func checkHeaders(c *fiber.Ctx, msg map[string]json.RawMessage) (map[string]json.RawMessage, *rpcError) {
+// It returns the request's params and their _meta.
+func checkHeaders(c *fiber.Ctx, msg map[string]json.RawMessage) (params, meta map[string]json.RawMessage, e *rpcError) {
 	method, _ := stringOf(msg["method"])
 	version, e := header(c, HeaderProtocolVersion)
 	switch {
 	case e != nil:
-		return nil, e
+		return nil, nil, e
 	case version == "":
 		e := refuse(http.StatusBadRequest, CodeHeaderMismatch, "the %s header is required; this server speaks %s", HeaderProtocolVersion, ProtocolVersion)
 		e.data = unsupported{Supported: []string{ProtocolVersion}}
-		return nil, e
+		return nil, nil, e
 	case version != ProtocolVersion:
 		e := refuse(http.StatusBadRequest, CodeUnsupportedProtocolVer, "unsupported protocol version %q; this server speaks %s", version, ProtocolVersion)
 		e.data = unsupported{Supported: []string{ProtocolVersion}, Requested: version}
-		return nil, e
+		return nil, nil, e
 	}
 	switch h, e := header(c, HeaderMethod); {
 	case e != nil:
-		return nil, e
+		return nil, nil, e
 	case h == "":
-		return nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "the %s header is required", HeaderMethod)
+		return nil, nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "the %s header is required", HeaderMethod)
 	case h != method:
-		return nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "%s header %q does not match the body's method %q", HeaderMethod, h, method)
+		return nil, nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "%s header %q does not match the body's method %q", HeaderMethod, h, method)
 	}
-	params := map[string]json.RawMessage{}
+	params = map[string]json.RawMessage{}
 	if raw, ok := msg["params"]; ok && json.Unmarshal(raw, &params) != nil || params == nil {
-		return nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params" must be an object`)
+		return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params" must be an object`)
 	}
-	var meta map[string]json.RawMessage
 	if json.Unmarshal(params["_meta"], &meta) != nil || meta == nil {
-		return nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params._meta" must be an object with %s, %s and %s`, metaProtocolVersion, metaClientInfo, metaClientCapabilities)
+		return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params._meta" must be an object with %s, %s and %s`, metaProtocolVersion, metaClientInfo, metaClientCapabilities)
 	}
 	switch v, ok := stringOf(meta[metaProtocolVersion]); {
 	case !ok:
-		return nil, refuse(http.StatusBadRequest, CodeInvalidParams, "_meta[%q] must be a string", metaProtocolVersion)
+		return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, "_meta[%q] must be a string", metaProtocolVersion)
 	case v != version:
-		return nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "%s header %q does not match _meta[%q] %q", HeaderProtocolVersion, version, metaProtocolVersion, v)
+		return nil, nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "%s header %q does not match _meta[%q] %q", HeaderProtocolVersion, version, metaProtocolVersion, v)
 	}
 	var info struct{ Name, Version *string }
 	if !isObject(meta[metaClientInfo]) || json.Unmarshal(meta[metaClientInfo], &info) != nil || info.Name == nil || info.Version == nil {
-		return nil, refuse(http.StatusBadRequest, CodeInvalidParams, "_meta[%q] must be an object with name and version strings", metaClientInfo)
+		return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, "_meta[%q] must be an object with name and version strings", metaClientInfo)
 	}
 	if !isObject(meta[metaClientCapabilities]) {
-		return nil, refuse(http.StatusBadRequest, CodeInvalidParams, "_meta[%q] must be an object", metaClientCapabilities)
+		return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, "_meta[%q] must be an object", metaClientCapabilities)
 	}
 	if !slices.Contains(Methods, method) {
-		return nil, refuse(http.StatusNotFound, CodeMethodNotFound, "method %q is not served here; this server answers %s", method, strings.Join(Methods, ", "))
+		return nil, nil, refuse(http.StatusNotFound, CodeMethodNotFound, "method %q is not served here; this server answers %s", method, strings.Join(Methods, ", "))
 	}
 	if method == "tools/call" {
 		name, ok := stringOf(params["name"])
 		if !ok {
-			return nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params.name" must be a tool name`)
+			return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params.name" must be a tool name`)
 		}
 		// The SDK panics, in a goroutine no recover reaches, on arguments
 		// null for a tool with defaults: only an object gets through.
 		if args, ok := params["arguments"]; ok && !isObject(args) {
-			return nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params.arguments" must be an object`)
+			return nil, nil, refuse(http.StatusBadRequest, CodeInvalidParams, `"params.arguments" must be an object`)
 		}
 		switch h, e := header(c, HeaderName); {
 		case e != nil:
-			return nil, e
+			return nil, nil, e
 		case h == "":
-			return nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "the %s header is required for tools/call", HeaderName)
+			return nil, nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "the %s header is required for tools/call", HeaderName)
 		case decodeHeaderValue(h) != name:
-			return nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "%s header %q does not match params.name %q", HeaderName, h, name)
+			return nil, nil, refuse(http.StatusBadRequest, CodeHeaderMismatch, "%s header %q does not match params.name %q", HeaderName, h, name)
 		}
 	}
-	params["_meta"] = mustMarshal(meta)
-	return params, nil
+	return params, meta, nil
 }
 
 // header returns the one value of a request header, or "" without one.

@@ -20,12 +20,14 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
@@ -93,6 +95,7 @@ type Server struct {
 	sdk    *sdk.Server
 	bridge fiber.Handler // the SDK's handler, through fiber's adaptor
 	guard  guard
+	kept   map[string]*atomic.Pointer[json.RawMessage] // results of keptMethods, by method
 }
 
 // New returns the surface over src.
@@ -113,7 +116,10 @@ func New(src Source, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, guard: g}
+	s := &Server{opts: opts, guard: g, kept: map[string]*atomic.Pointer[json.RawMessage]{}}
+	for _, m := range keptMethods {
+		s.kept[m] = new(atomic.Pointer[json.RawMessage])
+	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Read-only proof surface", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions:              "Read the public proof surface: the ledger verdict, chain status and checkpoint, strict-table rows, the constitution, the node roster and the endpoint catalog. " + Authority,
 		Logger:                    opts.Logger,
