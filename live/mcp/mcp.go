@@ -137,9 +137,8 @@ func New(src Source, opts Options) (*Server, error) {
 		// The guard checks Host with the real local address, which the
 		// adaptor does not pass on, and bounds the body before the SDK
 		// sees it.
-		DisableLocalhostProtection:   true,
-		MaxRequestBodyBytes:          int64(opts.MaxBodyBytes),
-		PropagateRequestCancellation: true,
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        int64(opts.MaxBodyBytes),
 	})
 	s.bridge = adaptor.HTTPHandler(h)
 	return s, nil

@@ -302,3 +302,29 @@ func TestSourceErrorsAreToolErrors(t *testing.T) {
 		t.Errorf("%d %s", r.status, r.raw)
 	}
 }
+
+// TestKeptAnswers checks that server/discover and tools/list, answered once
+// by the SDK and then from what it said, answer the same to every id, and
+// that a request with more than _meta still reaches the SDK.
+func TestKeptAnswers(t *testing.T) {
+	_, url := serve(t, &fixedSource{})
+	for _, method := range keptMethods {
+		var first json.RawMessage
+		for i, id := range []string{`"a"`, "2", `"c"`} {
+			body := strings.Replace(rpc(method, ""), `"r1"`, id, 1)
+			r := send(t, "POST", url, "", headers(method, ""), body)
+			if r.status != 200 || string(r.body.ID) != id || len(r.body.Result) == 0 {
+				t.Fatalf("%s %d: %d %s", method, i, r.status, r.raw)
+			}
+			if first == nil {
+				first = r.body.Result
+			} else if string(r.body.Result) != string(first) {
+				t.Errorf("%s: answer %d differs:\n%s\n%s", method, i, r.body.Result, first)
+			}
+		}
+	}
+	r := send(t, "POST", url, "", headers("tools/list", ""), rpc("tools/list", `"cursor":"not-a-cursor"`))
+	if r.status != 400 || r.body.Error == nil || r.body.Error.Code != CodeInvalidParams {
+		t.Errorf("a cursor the SDK never issued: %d %s", r.status, r.raw)
+	}
+}

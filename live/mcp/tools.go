@@ -230,18 +230,25 @@ func mustSchema[T any](edit func(*jsonschema.Schema)) *jsonschema.Schema {
 
 func ptr[T any](v T) *T { return &v }
 
-// tableRows cuts one page out of the strict table.
-func tableRows(ctx context.Context, src Source, in RowsInput) (TableRows, error) {
-	if in.Limit == 0 {
-		in.Limit = DefaultPage
+// read decodes the fields of a Source document that a tool needs.
+func read[T any](ctx context.Context, document func(context.Context) (json.RawMessage, error), what string) (T, error) {
+	var v T
+	raw, err := document(ctx)
+	if err != nil {
+		return v, err
 	}
-	raw, err := src.StrictTable(ctx)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return v, fmt.Errorf("mcp: reading %s: %w", what, err)
+	}
+	return v, nil
+}
+
+// tableRows cuts one page out of the strict table; the input schema has
+// given from and limit their defaults and bounds.
+func tableRows(ctx context.Context, src Source, in RowsInput) (TableRows, error) {
+	t, err := read[TableRows](ctx, src.StrictTable, "the strict table")
 	if err != nil {
 		return TableRows{}, err
-	}
-	var t TableRows
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return TableRows{}, fmt.Errorf("mcp: reading the strict table: %w", err)
 	}
 	all := t.Rows
 	t.RowCount, t.From, t.Route, t.NextFrom = int64(len(all)), in.From, StrictTableRoute, nil
@@ -276,13 +283,9 @@ func findArticles(ctx context.Context, src Source, in ArticleInput) (Articles, e
 	if (in.Number == 0) == (len(query) == 0) {
 		return Articles{}, errors.New("give either number (an article number) or query (words to search for), not both")
 	}
-	raw, err := src.Constitution(ctx)
+	doc, err := read[artifactDocument](ctx, src.Constitution, "the constitution")
 	if err != nil {
 		return Articles{}, err
-	}
-	var doc artifactDocument
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return Articles{}, fmt.Errorf("mcp: reading the constitution: %w", err)
 	}
 	a := Articles{RuntimeVersion: doc.Version, PublishedTextVersion: doc.PublishedTextVersion, ArticleCount: len(doc.Artifact.Articles),
 		License: doc.License, ArtifactSHA256: doc.SHA256, Articles: []Article{}, GeneratedAt: doc.GeneratedAt, Route: ConstitutionRoute}
