@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,36 +12,40 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/gofiber/fiber/v2"
 	"github.com/proofsite/proofsite/live/mcp"
+	"github.com/valyala/fasthttp"
 )
 
 var mcpTags = []string{"MCP"}
+
+// mcpBodyLimit bounds an MCP request body, in the pipeline and in the
+// surface's own guard.
+const mcpBodyLimit = mcp.DefaultMaxBodyBytes
 
 // registerMCP mounts the read-only MCP surface (live/mcp): POST /mcp and
 // /api/mcp, and its manifest and tool list. Its tools answer from the
 // functions of the proof routes (mcpSource) and describe their output with
 // the schemas this description publishes for those routes.
+//
+// The endpoints are behind the request pipeline (postHandler): timeouts,
+// the body limit before the body is read, Expect handling, strict JSON,
+// and the headers every response carries. They differ from other POST
+// routes in two ways: every refusal is a JSON-RPC error (mcpRefusal), and
+// they are not rate limited: MCP requests are reads, as GET routes are.
 func (d *definition) registerMCP() {
 	s := d.s
 	srv, err := mcp.New(mcpSource{d}, mcp.Options{BaseURL: s.site.BaseURL, APIURL: s.site.APIURL, Version: s.opts.Version,
-		Schemas: d.mcpSchemas(), Logger: s.log})
+		Schemas: d.mcpSchemas(), Logger: s.log, MaxBodyBytes: mcpBodyLimit})
 	if err != nil {
 		// Only unusable site URLs get here; without the surface, discovery
 		// says so (features.mcp is false).
-		s.log.Error("the MCP surface is not served", "err", err)
+		if s.log != nil {
+			s.log.Error("the MCP surface is not served", "err", err)
+		}
 		return
 	}
 	for _, path := range []string{mcp.Endpoint, mcp.APIEndpoint} {
-		// POST is the route; every other method gets the surface's own 405.
-		d.app.Use(path, func(c *fiber.Ctx) error {
-			if c.Path() != path || c.Method() == fiber.MethodPost {
-				return c.Next()
-			}
-			return srv.Serve(c)
-		})
-		d.app.Post(path, srv.Serve)
-		d.proof.OpenAPI().AddOperation(mcpOperation(path))
+		d.postHandler(d.proof, mcpOperation(path), PostRoute{Unlimited: true, MaxBodyBytes: mcpBodyLimit}, srv.Serve, mcpRefusal)
 	}
 	get(d.proof, mcp.ManifestPath, "mcp-manifest", "MCP manifest: transport, protocol version, tools, and the no-authority statement", mcpTags,
 		func(context.Context) (mcp.Manifest, error) { return srv.Manifest(time.Now()), nil })
@@ -48,13 +53,31 @@ func (d *definition) registerMCP() {
 		func(context.Context) (mcp.ToolList, error) { return srv.ToolList(time.Now()), nil })
 }
 
+// mcpRefusal writes a refusal of the pipeline or the server on an MCP
+// endpoint as the surface writes its own: a JSON-RPC error in
+// application/json, never problem JSON. A body that is not JSON is a parse
+// error (-32700), a failure an internal error (-32603), anything else an
+// invalid request (-32600).
+func mcpRefusal(ctx *fasthttp.RequestCtx, p *huma.ErrorModel) {
+	code, msg := mcp.CodeInvalidRequest, cmp.Or(p.Detail, http.StatusText(p.Status))
+	switch slug := strings.TrimPrefix(p.Type, ProblemTypeBase); {
+	case p.Status >= 500 && p.Status != http.StatusNotImplemented:
+		code = mcp.CodeInternalError
+	case slug == "malformed-json" || slug == "invalid-utf8" || slug == "trailing-data":
+		code = mcp.CodeParseError
+	case p.Status == http.StatusMethodNotAllowed:
+		msg = "the MCP endpoint accepts POST only: protocol " + mcp.ProtocolVersion + " has no GET stream and no sessions"
+	}
+	mcp.WriteError(ctx, p.Status, code, msg)
+}
+
 // mcpOperation documents one MCP endpoint.
-func mcpOperation(path string) *huma.Operation {
+func mcpOperation(path string) huma.Operation {
 	jsonrpc := func(desc string) *huma.Response {
 		return &huma.Response{Description: desc, Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: "object",
 			Description: "A JSON-RPC 2.0 response: result, or error with code and message"}}}}
 	}
-	return &huma.Operation{
+	return huma.Operation{
 		OperationID: "mcp" + strings.ReplaceAll(path, "/", "-"), Method: http.MethodPost, Path: path, Tags: mcpTags,
 		Summary: "Read-only MCP surface (protocol " + mcp.ProtocolVersion + ", stateless Streamable HTTP, JSON responses)",
 		Description: "One JSON-RPC 2.0 request per POST, one JSON object back; no initialize handshake, no session. Methods: " +
@@ -78,8 +101,10 @@ func mcpOperation(path string) *huma.Operation {
 			"404": jsonrpc("Method not found (-32601)"),
 			"405": jsonrpc("Not POST (Allow: POST)"),
 			"406": jsonrpc("Accept does not allow application/json"),
+			"408": jsonrpc("The request did not arrive in time"),
 			"413": jsonrpc("Body too large"),
 			"415": jsonrpc("Content-Type is not application/json"),
+			"500": jsonrpc("The server failed (-32603); nothing internal is shown"),
 		},
 	}
 }

@@ -2,17 +2,18 @@ package live
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/proofsite/proofsite/live/mcp"
@@ -28,7 +29,7 @@ func mcpServer(t *testing.T) (base string, chain Chain) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	site.Constitution.Runtime = artifact
+	site.RuntimeArtifact.Raw = artifact
 	return serveLoopback(t, newTestServer(t, Options{Chain: c, Site: site})), c
 }
 
@@ -284,51 +285,179 @@ func TestMCPNoAuthorityOverTheChain(t *testing.T) {
 	}
 }
 
-// TestMCPRefusalsAreJSONRPC checks the refusals made before the surface
-// runs: a body over the server's own limit and a method other than POST;
-// and that MCP requests, being reads, are not rate limited like other POSTs.
-func TestMCPRefusalsAreJSONRPC(t *testing.T) {
-	base, _ := mcpServer(t)
-	for _, tc := range []struct {
-		method string
-		body   string
-		status int
-	}{
-		{http.MethodPost, `{"pad":"` + strings.Repeat("x", MaxBodyBytes) + `"}`, 413},
-		{http.MethodPost, `{"pad":"` + strings.Repeat("x", mcp.DefaultMaxBodyBytes) + `"}`, 413},
-		{http.MethodGet, "", 405},
-		{http.MethodPut, "{}", 405},
-	} {
-		// Over a raw connection: the server answers a body over its limit
-		// from the headers and closes, which can break an HTTP client's
-		// write before it reads the answer.
-		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-			tc.method, mcp.APIEndpoint, len(tc.body), tc.body) // a write error shows as a missing answer
-		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		conn.Close()
-		resp.Body.Close()
-		var e struct {
-			JSONRPC string `json:"jsonrpc"`
-			Error   struct{ Code int64 }
-		}
-		if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &e) != nil ||
-			e.JSONRPC != "2.0" || e.Error.Code != mcp.CodeInvalidRequest {
-			t.Errorf("%s %d bytes: %d %s %s", tc.method, len(tc.body), resp.StatusCode, resp.Header.Get("Content-Type"), b)
+// mcpListBody is a valid tools/list request.
+const mcpListBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+
+// mcpRaw builds a raw request to an MCP endpoint with the headers of a
+// valid tools/list request, then extra ones; length < 0 sets no
+// Content-Length.
+func mcpRaw(method, target, body string, length int, extra ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n", method, target)
+	header := append([]string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream",
+		mcp.HeaderProtocolVersion, mcp.ProtocolVersion, mcp.HeaderMethod, "tools/list"}, extra...)
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] != "" {
+			fmt.Fprintf(&b, "%s: %s\r\n", header[i], header[i+1])
 		}
 	}
-	cs := connect(t, base+mcp.Endpoint)
-	for i := range DefaultPostLimit.Max + 5 {
-		if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "ledger_verdict"}); err != nil {
-			t.Fatalf("request %d: %v", i, err)
+	if length >= 0 {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", length)
+	}
+	return b.String() + "\r\n" + body
+}
+
+// checkRPCError checks a JSON-RPC refusal: the status, the code, no id,
+// application/json and the headers every API response carries.
+func checkRPCError(t *testing.T, resp *http.Response, body []byte, status int, code int64) {
+	t.Helper()
+	var e struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   struct {
+			Code    int64
+			Message string
 		}
+	}
+	if resp.StatusCode != status || resp.Header.Get("Content-Type") != "application/json" || json.Unmarshal(body, &e) != nil ||
+		e.JSONRPC != "2.0" || e.Error.Code != code || e.Error.Message == "" || e.ID != nil {
+		t.Errorf("%d %s %s; want %d with code %d", resp.StatusCode, resp.Header.Get("Content-Type"), body, status, code)
+	}
+	checkCommonHeaders(t, resp, true)
+}
+
+// TestMCPThroughThePipeline: the MCP endpoints sit behind the server's
+// request pipeline and HTTP hygiene (methods, Host, body limits before the
+// body is read, Expect, strict JSON, timeouts), and every refusal made
+// there, before routing or after, is a JSON-RPC error: never problem JSON
+// or text. MCP requests, being reads, are not rate limited.
+func TestMCPThroughThePipeline(t *testing.T) {
+	const readTimeout = 300 * time.Millisecond
+	srv := newTestServer(t, Options{Chain: testChain(t), ReadTimeout: readTimeout, PostLimit: Limit{2, time.Minute}})
+	addr := listenLoopback(t, srv.Serve)
+	for _, tc := range []struct {
+		desc, raw string
+		status    int
+		code      int64
+		allow     string
+	}{
+		{"GET", "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n", 405, mcp.CodeInvalidRequest, "POST, OPTIONS"},
+		{"HEAD", "HEAD /api/mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 405, 0, "POST, OPTIONS"},
+		{"DELETE, as a client ending a session", "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: 1\r\n\r\n", 405, mcp.CodeInvalidRequest, "POST, OPTIONS"},
+		{"PUT with a body", mcpRaw("PUT", "/api/mcp", mcpListBody, len(mcpListBody)), 405, mcp.CodeInvalidRequest, "POST, OPTIONS"},
+		{"unknown method", "BREW /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 501, mcp.CodeInvalidRequest, ""},
+		{"no Host", strings.Replace(mcpRaw("POST", "/mcp", mcpListBody, len(mcpListBody)), "Host: 127.0.0.1\r\n", "", 1), 400, mcp.CodeInvalidRequest, ""},
+		{"declared body over the route's limit", mcpRaw("POST", "/mcp", "", mcpBodyLimit+1), 413, mcp.CodeInvalidRequest, ""},
+		{"declared body over the server's limit", mcpRaw("POST", "/API/MCP/", "", MaxBodyBytes+1), 413, mcp.CodeInvalidRequest, ""},
+		{"chunked body over the route's limit", mcpRaw("POST", "/mcp", fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", mcpBodyLimit+1, strings.Repeat(" ", mcpBodyLimit+1)), -1,
+			"Transfer-Encoding", "chunked"), 413, mcp.CodeInvalidRequest, ""},
+		{"not JSON", mcpRaw("POST", "/mcp", mcpListBody, len(mcpListBody), "Content-Type", "text/plain"), 415, mcp.CodeInvalidRequest, ""},
+		{"a charset other than utf-8", mcpRaw("POST", "/mcp", mcpListBody, len(mcpListBody), "Content-Type", "application/json; charset=latin1"), 415, mcp.CodeInvalidRequest, ""},
+		{"malformed JSON", mcpRaw("POST", "/mcp", `{"jsonrpc":`, 11), 400, mcp.CodeParseError, ""},
+		{"data after the request", mcpRaw("POST", "/mcp", mcpListBody+"{}", len(mcpListBody)+2), 400, mcp.CodeParseError, ""},
+		{"invalid UTF-8", mcpRaw("POST", "/mcp", "{\"id\":\"\xff\"}", 10), 400, mcp.CodeParseError, ""},
+		{"a member twice", mcpRaw("POST", "/mcp", `{"id":1,"id":2}`, 15), 400, mcp.CodeInvalidRequest, ""},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			rc := dial(t, addr)
+			rc.send(tc.raw)
+			method, _, _ := strings.Cut(tc.raw, " ")
+			resp, body := rc.response(method)
+			if resp.Header.Get("Allow") != tc.allow {
+				t.Errorf("Allow %q, want %q", resp.Header.Get("Allow"), tc.allow)
+			}
+			if method == "HEAD" {
+				if resp.StatusCode != tc.status || len(body) != 0 || resp.Header.Get("Content-Type") != "application/json" {
+					t.Errorf("%d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+				}
+				return
+			}
+			checkRPCError(t, resp, body, tc.status, tc.code)
+		})
+	}
+	t.Run("OPTIONS", func(t *testing.T) {
+		resp, body := exchange(t, addr, "OPTIONS", "OPTIONS /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		if resp.StatusCode != 204 || resp.Header.Get("Allow") != "POST, OPTIONS" || len(body) != 0 {
+			t.Errorf("%d, Allow %q: %s", resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
+	})
+	t.Run("Expect: 100-continue", func(t *testing.T) {
+		rc := dial(t, addr)
+		rc.send(mcpRaw("POST", "/mcp", "", mcpBodyLimit+1, "Expect", "100-continue"))
+		resp, body := rc.response("POST")
+		checkRPCError(t, resp, body, 413, mcp.CodeInvalidRequest)
+		rc = dial(t, addr)
+		rc.send(mcpRaw("POST", "/mcp", "", len(mcpListBody), "Expect", "100-continue"))
+		if resp, _ := rc.response("POST"); resp.StatusCode != 100 {
+			t.Fatalf("%d, want 100 Continue", resp.StatusCode)
+		}
+		rc.send(mcpListBody)
+		if resp, body := rc.response("POST"); resp.StatusCode != 200 || !strings.Contains(string(body), `"tools"`) {
+			t.Errorf("%d %.200s", resp.StatusCode, body)
+		}
+	})
+	t.Run("half a body times out", func(t *testing.T) {
+		rc := dial(t, addr)
+		rc.send(mcpRaw("POST", "/mcp", mcpListBody[:20], len(mcpListBody)))
+		closed, sent := rc.closed(5 * time.Second)
+		if !closed {
+			t.Fatal("still open")
+		}
+		if len(sent) > 0 { // a 408, or nothing
+			resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(sent)), nil)
+			if err != nil {
+				t.Fatalf("%v: %q", err, sent)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			checkRPCError(t, resp, body, 408, mcp.CodeInvalidRequest)
+		}
+	})
+	t.Run("not rate limited", func(t *testing.T) {
+		// Far over the POST limit of 2 per minute, on one connection.
+		rc := dial(t, addr)
+		for i := range 20 {
+			rc.send(mcpRaw("POST", []string{"/mcp", "/api/mcp"}[i%2], mcpListBody, len(mcpListBody)))
+			if resp, body := rc.response("POST"); resp.StatusCode != 200 {
+				t.Fatalf("request %d: %d %.200s", i, resp.StatusCode, body)
+			}
+		}
+	})
+}
+
+// TestMCPDescribedInThePipeline: the description documents the MCP
+// endpoints' refusals as JSON-RPC and their reads as unlimited.
+func TestMCPDescribedInThePipeline(t *testing.T) {
+	proof, _, err := Documents(*testSite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Info  struct{ Description string }
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]json.RawMessage
+			}
+			RateLimit    *bool `json:"x-rate-limit"`
+			MaxBodyBytes int   `json:"x-max-body-bytes"`
+		}
+	}
+	if err := json.Unmarshal(proof, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{mcp.Endpoint, mcp.APIEndpoint} {
+		post := doc.Paths[path]["post"]
+		if post.RateLimit == nil || *post.RateLimit || post.MaxBodyBytes != mcpBodyLimit {
+			t.Errorf("%s: x-rate-limit %v, x-max-body-bytes %d", path, post.RateLimit, post.MaxBodyBytes)
+		}
+		for code, r := range post.Responses {
+			if _, ok := r.Content["application/json"]; !ok || len(r.Content) != 1 || code == "429" {
+				t.Errorf("%s %s: %v", path, code, r.Content)
+			}
+		}
+	}
+	if !strings.Contains(doc.Info.Description, "not rate-limited (x-rate-limit: false)") {
+		t.Errorf("description: %q", doc.Info.Description)
 	}
 }
 

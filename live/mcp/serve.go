@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/valyala/fasthttp"
 )
 
 // Serve answers one request to the MCP endpoint: the guard checks it, the
@@ -17,7 +18,8 @@ import (
 func (s *Server) Serve(c *fiber.Ctx) error {
 	req, e := s.guard.check(c)
 	if e != nil {
-		return writeError(c, req.id, e)
+		writeError(c.Context(), req.id, e)
+		return nil
 	}
 	kept := s.kept[req.method]
 	if req.plain && kept != nil {
@@ -50,7 +52,8 @@ func (s *Server) Serve(c *fiber.Ctx) error {
 		if status >= 500 {
 			code = CodeInternalError
 		}
-		return writeError(c, req.id, refuse(status, code, "%s", http.StatusText(status)))
+		writeError(c.Context(), req.id, refuse(status, code, "%s", http.StatusText(status)))
+		return nil
 	}
 	if req.plain && kept != nil && c.Response().StatusCode() == http.StatusOK {
 		var answer struct{ Result json.RawMessage }
@@ -93,28 +96,23 @@ type errorResponse struct {
 	} `json:"error"`
 }
 
-func writeError(c *fiber.Ctx, id json.RawMessage, e *rpcError) error {
+func writeError(ctx *fasthttp.RequestCtx, id json.RawMessage, e *rpcError) {
 	body := errorResponse{JSONRPC: "2.0", ID: id}
 	body.Error.Code, body.Error.Message, body.Error.Data = e.code, e.message, e.data
-	c.Response().Header.Del(fiber.HeaderCacheControl)
-	c.Set(fiber.HeaderCacheControl, "no-store")
-	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(e.status).Send(mustMarshal(body))
+	h := &ctx.Response.Header
+	h.Set(fiber.HeaderCacheControl, "no-store")
+	h.SetContentType(fiber.MIMEApplicationJSON)
+	ctx.SetStatusCode(e.status)
+	ctx.SetBody(mustMarshal(body))
 }
 
-// WriteHTTPError answers a request to the MCP endpoint that the server
-// refused before the endpoint ran (a body over the server's own limit, a
-// rate limit, a failure) with a JSON-RPC error instead of the server's usual
-// problem document. message must not reveal internals.
-func WriteHTTPError(c *fiber.Ctx, status int, message string) error {
-	code := CodeInvalidRequest
-	if status >= 500 {
-		code = CodeInternalError
-	}
-	if message == "" {
-		message = http.StatusText(status)
-	}
-	return writeError(c, nil, &rpcError{status: status, code: code, message: message})
+// WriteError answers a request to the MCP endpoint that the server refused
+// before the endpoint ran (a body over the limit, a method other than
+// POST, a timeout, a failure) with a JSON-RPC error without an id, as the
+// endpoint answers its own refusals, instead of the server's usual error
+// document. message must not quote the request or reveal internals.
+func WriteError(ctx *fasthttp.RequestCtx, status int, code int64, message string) {
+	writeError(ctx, nil, &rpcError{status: status, code: code, message: message})
 }
 
 // IsEndpoint reports whether path is one of the MCP endpoints.
