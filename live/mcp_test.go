@@ -10,13 +10,18 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/proofsite/proofsite/live/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/valyala/fasthttp"
 )
 
 // mcpServer starts the live edge over a real chain on 127.0.0.1, with the
@@ -285,9 +290,12 @@ func TestMCPNoAuthorityOverTheChain(t *testing.T) {
 	}
 }
 
+// mcpMeta is the _meta member every request carries.
+const mcpMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
 // mcpListBody is a valid tools/list request.
-const mcpListBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-	`"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+const mcpListBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + mcpMeta + `}}`
 
 // mcpRaw builds a raw request to an MCP endpoint with the headers of a
 // valid tools/list request, then extra ones; length < 0 sets no
@@ -484,4 +492,145 @@ func equalJSON(a, b map[string]any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// watchedSource is the live edge's Source, counting the reads of the fast
+// path apart: it alone passes the request's own fasthttp context (the SDK
+// passes a context of its own).
+type watchedSource struct {
+	mcpSource
+	fast, sdk atomic.Int64
+}
+
+func (w *watchedSource) note(ctx context.Context) {
+	if _, ok := ctx.(*fasthttp.RequestCtx); ok {
+		w.fast.Add(1)
+	} else {
+		w.sdk.Add(1)
+	}
+}
+
+func (w *watchedSource) Verdict(ctx context.Context) (json.RawMessage, error) {
+	w.note(ctx)
+	return w.mcpSource.Verdict(ctx)
+}
+
+func (w *watchedSource) ChainStatus(ctx context.Context) (json.RawMessage, error) {
+	w.note(ctx)
+	return w.mcpSource.ChainStatus(ctx)
+}
+
+func (w *watchedSource) Nodes(ctx context.Context) (json.RawMessage, error) {
+	w.note(ctx)
+	return w.mcpSource.Nodes(ctx)
+}
+
+func (w *watchedSource) Discovery(ctx context.Context) (json.RawMessage, error) {
+	w.note(ctx)
+	return w.mcpSource.Discovery(ctx)
+}
+
+// mountMCP serves an MCP server on its own fiber app on 127.0.0.1.
+func mountMCP(t *testing.T, src mcp.Source, opts mcp.Options) string {
+	t.Helper()
+	srv, err := mcp.New(src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fiber.New(fiber.Config{DisableStartupMessage: true})
+	app.Post(mcp.Endpoint, srv.Serve)
+	return "http://" + listenLoopback(t, app.Listener) + mcp.Endpoint
+}
+
+// generatedAtMember matches a generated_at member, in a document or in a JSON
+// string holding one.
+var generatedAtMember = regexp.MustCompile(`generated_at(\\?)":(\\?)"[0-9T:.Z+-]+`)
+
+// TestMCPFastPathIsTheSDK holds the fast path to the SDK on the live edge's
+// own documents and schemas: every document tool is answered on the fast
+// path, with the SDK's bytes (generated_at aside, which is each read's own).
+func TestMCPFastPathIsTheSDK(t *testing.T) {
+	srv := newTestServer(t, Options{Chain: testChain(t)})
+	d := srv.define(newApp(nil), false)
+	opts := mcp.Options{BaseURL: srv.site.BaseURL, APIURL: srv.site.APIURL, Version: srv.opts.Version, Schemas: d.mcpSchemas()}
+	watched := &watchedSource{mcpSource: mcpSource{d}}
+	fast := mountMCP(t, watched, opts)
+	opts.SDKOnly = true
+	reference := mountMCP(t, mcpSource{d}, opts)
+	post := func(url, tool, args string) []byte {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"` + tool + `"` + args + `,` + mcpMeta + `}}`
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", mcp.HeaderProtocolVersion: mcp.ProtocolVersion,
+			mcp.HeaderMethod: "tools/call", mcp.HeaderName: tool} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || !bytes.Contains(b, []byte(`"structuredContent"`)) {
+			t.Fatalf("%s: %d %s", tool, resp.StatusCode, b)
+		}
+		return generatedAtMember.ReplaceAll(b, []byte(`generated_at$1":$2"T`))
+	}
+	for _, tool := range []string{"ledger_verdict", "chain_status", "node_roster", "endpoint_catalog"} {
+		for _, args := range []string{"", `,"arguments":{}`} {
+			fastBefore := watched.fast.Load()
+			got, want := post(fast, tool, args), post(reference, tool, args)
+			if watched.fast.Load() != fastBefore+1 || watched.sdk.Load() != 0 {
+				t.Errorf("%s%s: not answered on the fast path (fast reads %d, SDK reads %d)", tool, args, watched.fast.Load()-fastBefore, watched.sdk.Load())
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s%s:\nfast path %s\nSDK       %s", tool, args, got, want)
+			}
+		}
+	}
+}
+
+// TestMCPOutputsConformToSchemas: every tool's output, on the live edge's
+// own documents, conforms to the output schema tools/list declares for it,
+// checked by a validator independent of the SDK's (formats asserted). The
+// fast path validates a document once per version, the SDK on every call;
+// this is the claim both rest on.
+func TestMCPOutputsConformToSchemas(t *testing.T) {
+	base, _ := mcpServer(t)
+	cs := connect(t, base+mcp.Endpoint)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"strict_table_rows": map[string]any{"from": 150, "limit": 10}, "constitution_article": map[string]any{"query": "gate"}}
+	for _, tool := range list.Tools {
+		t.Run(tool.Name, func(t *testing.T) {
+			c := jsonschema.NewCompiler()
+			c.AssertFormat()
+			raw, _ := json.Marshal(tool.OutputSchema)
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.AddResource("urn:proofsite:mcp:"+tool.Name, doc); err != nil {
+				t.Fatal(err)
+			}
+			schema, err := c.Compile("urn:proofsite:mcp:" + tool.Name)
+			if err != nil {
+				t.Fatalf("the output schema does not compile: %v", err)
+			}
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: tool.Name, Arguments: args[tool.Name]})
+			if err != nil || res.IsError {
+				t.Fatalf("%v %+v", err, res)
+			}
+			out, _ := json.Marshal(res.StructuredContent)
+			v, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(v); err != nil {
+				t.Errorf("the output does not conform to its schema: %v", err)
+			}
+		})
+	}
 }

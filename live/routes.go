@@ -140,7 +140,15 @@ type tableRoute struct {
 	segments []string // the template's, lower case; "" for a {param}
 	allow    string   // the Allow header
 	post     *postRule
-	refuse   refusalWriter // the route's refusals; nil: problems
+}
+
+// refusal returns the writer of the route's refusals: nil, problems, for
+// no route or a route without one.
+func (r *tableRoute) refusal() refusalWriter {
+	if r == nil || r.post == nil {
+		return nil
+	}
+	return r.post.refuse
 }
 
 // The Allow header of a static file.
@@ -163,9 +171,6 @@ func newRouteTable(d *definition) *routeTable {
 		if item.Post != nil {
 			methods = append(methods, http.MethodPost)
 			r.post, _ = item.Post.Metadata[postRuleKey].(*postRule)
-			if r.post != nil {
-				r.refuse = r.post.refuse
-			}
 		}
 		r.allow = strings.Join(append(methods, http.MethodOptions), ", ")
 		t.routes = append(t.routes, r)
@@ -245,11 +250,7 @@ func requestPath(uri []byte) []byte {
 // send answers a request with p in the format of the route its path
 // names (a problem unless the route writes its own refusals).
 func (t *routeTable) send(ctx *fasthttp.RequestCtx, p *huma.ErrorModel) {
-	var w refusalWriter
-	if r := t.match(requestPath(ctx.Request.Header.RequestURI())); r != nil {
-		w = r.refuse
-	}
-	refuse(ctx, p, w)
+	refuse(ctx, p, t.match(requestPath(ctx.Request.Header.RequestURI())).refusal())
 }
 
 // postRule returns the pipeline rule of a POST request's route, or nil.
@@ -351,10 +352,7 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 			return s.static.serve(c)
 		}
 		r := t.match([]byte(path))
-		var w refusalWriter
-		if r != nil {
-			w = r.refuse
-		}
+		w := r.refusal()
 		if method != fiber.MethodGet && method != fiber.MethodHead && method != fiber.MethodOptions && s.limiter != nil {
 			if p := s.overLimit(c, "", s.opts.PostLimit); p != nil {
 				refuse(c.Context(), p, w)

@@ -45,7 +45,7 @@ func front(next fasthttp.RequestHandler, t *routeTable) fasthttp.RequestHandler 
 	return func(ctx *fasthttp.RequestCtx) {
 		h := &ctx.Request.Header
 		if h.ContentLength() != 0 {
-			t.reading.end(ctx) // read: its route is known again
+			t.reading.end(ctx) // the body was read: forget its route (bodyReads)
 		}
 		if !h.IsGet() && !knownMethod(h.Method()) {
 			t.send(ctx, statusProblem(http.StatusNotImplemented, "this server implements GET, HEAD, POST and OPTIONS"))

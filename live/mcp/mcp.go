@@ -16,6 +16,13 @@
 // server/discover, tools/list and tools/call, a body limit; and every error,
 // the guard's and the SDK's, is a JSON-RPC error in application/json.
 //
+// Behind the guard, the SDK's first answers to server/discover and
+// tools/list are kept and sent again; a tools/call of a tool that returns
+// a Source document as it is, without arguments, is answered without the
+// SDK, with the bytes the SDK would send (fast.go); the SDK answers the
+// rest. Options.SDKOnly has the SDK answer everything: the reference the
+// tests hold the others to.
+//
 // A Server is safe for concurrent use.
 package mcp
 
@@ -83,6 +90,11 @@ type Options struct {
 	Schemas map[string][]byte
 	// MaxBodyBytes bounds a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int
+	// SDKOnly has the SDK answer every request that passes the guard, the
+	// reference the server's own answers are tested against: no fast path
+	// for document tools (see fast.go), no kept tools/list and
+	// server/discover answers.
+	SDKOnly bool
 	// Logger receives the SDK's messages; nil discards.
 	Logger *slog.Logger
 }
@@ -96,6 +108,7 @@ type Server struct {
 	bridge fiber.Handler // the SDK's handler, through fiber's adaptor
 	guard  guard
 	kept   map[string]*atomic.Pointer[json.RawMessage] // results of keptMethods, by method
+	docs   map[string]*docTool                         // the tools the fast path answers, by name
 }
 
 // New returns the surface over src.
@@ -117,18 +130,24 @@ func New(src Source, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, guard: g, kept: map[string]*atomic.Pointer[json.RawMessage]{}}
-	for _, m := range keptMethods {
-		s.kept[m] = new(atomic.Pointer[json.RawMessage])
+	if !opts.SDKOnly {
+		for _, m := range keptMethods {
+			s.kept[m] = new(atomic.Pointer[json.RawMessage])
+		}
 	}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Read-only proof surface", Version: opts.Version}, &sdk.ServerOptions{
+	impl := &sdk.Implementation{Name: opts.Name, Title: "Read-only proof surface", Version: opts.Version}
+	s.sdk = sdk.NewServer(impl, &sdk.ServerOptions{
 		Instructions:              "Read the public proof surface: the ledger verdict, chain status and checkpoint, strict-table rows, the constitution, the node roster and the endpoint catalog. " + Authority,
 		Logger:                    opts.Logger,
 		Capabilities:              &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 		SupportedProtocolVersions: []string{ProtocolVersion},
 		SetCacheable:              cacheable,
 	})
-	if s.tools, err = addTools(s.sdk, src, opts.Schemas); err != nil {
+	if s.tools, s.docs, err = addTools(s.sdk, impl, src, opts.Schemas); err != nil {
 		return nil, err
+	}
+	if opts.SDKOnly {
+		s.docs = nil
 	}
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
 		Stateless:    true,

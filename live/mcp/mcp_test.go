@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +77,12 @@ func serve(t testing.TB, src Source) (*Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, mount(t, srv)
+}
+
+// mount serves srv on a fiber app on 127.0.0.1 and returns its endpoint URL.
+func mount(t testing.TB, srv *Server) string {
+	t.Helper()
 	app := fiber.New(fiber.Config{DisableStartupMessage: true})
 	app.All(Endpoint, srv.Serve)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -84,8 +91,10 @@ func serve(t testing.TB, src Source) (*Server, string) {
 	}
 	go app.Listener(ln)
 	t.Cleanup(func() { app.Shutdown() })
-	return srv, "http://" + ln.Addr().String() + Endpoint
+	return "http://" + ln.Addr().String() + Endpoint
 }
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // meta is a complete _meta.
 const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +

@@ -125,11 +125,16 @@ type toolDef struct {
 }
 
 // addTools defines the six tools on srv and returns their definitions in
-// the order tools/list answers them: by name.
-func addTools(srv *sdk.Server, src Source, schemas map[string][]byte) ([]*sdk.Tool, error) {
+// the order tools/list answers them, by name, and the tools that return a
+// Source document as it is, for the fast path.
+func addTools(srv *sdk.Server, impl *sdk.Implementation, src Source, schemas map[string][]byte) ([]*sdk.Tool, map[string]*docTool, error) {
 	var errs []error
+	docs := map[string]*docTool{}
 	doc := func(name, title, route, description string, read func(context.Context) (json.RawMessage, error)) toolDef {
 		out, err := documentSchema(schemas[route])
+		if err == nil {
+			docs[name], err = newDocTool(read, out, impl)
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("mcp: schema of %s: %w", route, err))
 		}
@@ -183,7 +188,7 @@ func addTools(srv *sdk.Server, src Source, schemas map[string][]byte) ([]*sdk.To
 			"The master index: every endpoint of both API descriptions and every static surface, the town map, the products and the feature flags.", src.Discovery),
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tools := make([]*sdk.Tool, len(defs))
 	for i, d := range defs {
@@ -192,7 +197,7 @@ func addTools(srv *sdk.Server, src Source, schemas map[string][]byte) ([]*sdk.To
 	}
 	// tools/list answers in name order.
 	slices.SortFunc(tools, func(a, b *sdk.Tool) int { return strings.Compare(a.Name, b.Name) })
-	return tools, nil
+	return tools, docs, nil
 }
 
 // documentSchema decodes a route's published schema, or describes a JSON
