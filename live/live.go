@@ -42,6 +42,9 @@ type Options struct {
 	// Appender, when set, lets routes append to the chain; without it the
 	// live edge only reads. Nothing appends yet.
 	Appender Appender
+	// Publisher signs the chain's checkpoints and writes its export; without
+	// it signed_checkpoint is null and /api/ledger/export answers 503.
+	Publisher Publisher
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
@@ -184,6 +187,14 @@ func (s *Server) newApp(apiOnly bool) *fiber.App {
 	table := &routeTable{}
 	if s.chain != nil {
 		table = newRouteTable(s.define(app, apiOnly))
+	}
+	if apiOnly {
+		// The API origin's own address leads to its root.
+		app.Get("/", func(c *fiber.Ctx) error {
+			c.Location("/api/v1")
+			c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+			return c.Status(fiber.StatusPermanentRedirect).SendString("The API origin's root is /api/v1\n")
+		})
 	}
 	app.Use(s.fallback(table, apiOnly))
 	s.harden(app.Server(), table)

@@ -21,6 +21,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/valyala/fasthttp"
@@ -49,42 +50,37 @@ func testSite() *Site {
 	}
 }
 
-// testChain seals the project's history with fresh keys into a real store.
-func testChain(t testing.TB) *store.Store {
+// testLedger is a real chain (ledger/chain over Badger) as the live edge
+// sees it: the store's reads (Chain) and the chain's signed checkpoints
+// and export (Publisher).
+type testLedger struct {
+	*store.Store
+	*chain.Chain
+}
+
+// testChain seals the project's history with fresh keys into a real
+// chain, walked once.
+func testChain(t testing.TB) testLedger {
 	t.Helper()
 	f, err := os.Open("../content/ledger/history.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows, err := ledger.ReadHistory(f)
+	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}},
+		LogOrigin: "proof.test.example/ledger"}
+	if _, err := chain.Init(context.Background(), opts, f); err != nil {
+		t.Fatal(err)
+	}
+	c, err := chain.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var signers ledger.Signers
-	if signers.Writer, err = ledger.GenerateKey(nil); err != nil {
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Walk(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	w, _ := ledger.GenerateKey(nil)
-	signers.Witnesses = []ledger.PrivateKey{w}
-	blocks, privs, err := ledger.SealHistory(rows, signers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "ledger")
-	opts := store.Options{Keys: signers.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
-	if _, err := store.Create(dir, blocks, privs, opts); err != nil {
-		t.Fatal(err)
-	}
-	s, err := store.Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.FullWalk(context.Background(), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return testLedger{Store: c.Store(), Chain: c}
 }
 
 // testPublic writes a small built site.
@@ -121,6 +117,9 @@ func newTestServer(t testing.TB, opts Options) *Server {
 	}
 	if opts.Site == nil {
 		opts.Site = testSite()
+	}
+	if p, ok := opts.Chain.(Publisher); ok && opts.Publisher == nil {
+		opts.Publisher = p
 	}
 	srv, err := New(opts)
 	if err != nil {

@@ -224,7 +224,7 @@ func (m mcpSource) Constitution(context.Context) (json.RawMessage, error) {
 }
 
 func (m mcpSource) Nodes(context.Context) (json.RawMessage, error) {
-	return m.encode(m.d.s.nodeList(), nil)
+	return m.encode(m.d.s.nodeList(m.d.serves), nil)
 }
 
 func (m mcpSource) Discovery(context.Context) (json.RawMessage, error) {

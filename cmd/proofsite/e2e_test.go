@@ -196,6 +196,30 @@ func TestServeEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("the site names the MCP entry point it serves", func(t *testing.T) {
+		var ai struct{ Entrypoints map[string]string }
+		_, body := srv.get(t, "/.well-known/ai.json")
+		if err := json.Unmarshal(body, &ai); err != nil {
+			t.Fatal(err)
+		}
+		entry, ok := strings.CutPrefix(ai.Entrypoints["mcp"], "https://proof.endurance-commons.example")
+		if !ok || entry != mcp.Endpoint {
+			t.Fatalf("ai.json entrypoints.mcp = %q, want the site's %s", ai.Entrypoints["mcp"], mcp.Endpoint)
+		}
+		_, body = srv.get(t, "/api/discover")
+		var disc struct{ Features map[string]bool }
+		if json.Unmarshal(body, &disc); !disc.Features["mcp"] {
+			t.Errorf("/api/discover does not list MCP as live: %s", body)
+		}
+		resp, body := srv.do(t, http.MethodPost, entry, `{"jsonrpc":"2.0","id":"e2e","method":"tools/call","params":{"name":"ledger_verdict","_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"e2e","version":"1"},`+
+			`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			"Content-Type", "application/json", mcp.HeaderProtocolVersion, mcp.ProtocolVersion, mcp.HeaderMethod, "tools/call", mcp.HeaderName, "ledger_verdict")
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"verdict":"PASS_WITH_DOCUMENTED_STRICT_SEAM"`) {
+			t.Errorf("tools/call ledger_verdict at %s: %d %.300s", entry, resp.StatusCode, body)
+		}
+	})
+
 	t.Run("response shapes follow the specification", func(t *testing.T) {
 		_, body := srv.get(t, "/api/ledger/verify")
 		v := fields(t, body)
@@ -313,9 +337,19 @@ func TestServeEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the downloadable verifier agrees with the server", func(t *testing.T) {
-		out, err := exec.Command(verifier, srv.base).CombinedOutput()
+		// The auditor pins the trust document (data/keys.json, published as /keys.json).
+		out, err := exec.Command(verifier, "--keys", filepath.Join(data, "keys.json"), srv.base).CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte("VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM")) {
 			t.Errorf("verify-ledger %s: %v\n%s", srv.base, err, out)
+		}
+		// Offline: the export streamed by the running server (no second
+		// process on the store, nothing private).
+		resp, export := srv.get(t, "/api/ledger/export")
+		file := filepath.Join(t.TempDir(), "export.jsonl")
+		os.WriteFile(file, export, 0o644)
+		out, err = exec.Command(verifier, "--keys", filepath.Join(data, "keys.json"), file).CombinedOutput()
+		if resp.StatusCode != 200 || err != nil || !bytes.Contains(out, []byte("VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM")) {
+			t.Errorf("verify-ledger on the served export (%d): %v\n%s", resp.StatusCode, err, out)
 		}
 		_, published := srv.get(t, "/downloads/verify-ledger.go")
 		source, _ := os.ReadFile("../verify-ledger/main.go")

@@ -35,7 +35,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	c, err := chain.Bootstrap(ctx, cfg.chainOptions(env, site.Charter, false), cfg.historyFile())
+	opts, err := cfg.chainOptions(env, site.Charter, false)
+	if err != nil {
+		return err
+	}
+	c, err := chain.Bootstrap(ctx, opts, cfg.historyFile())
 	if err != nil {
 		return err
 	}
@@ -44,7 +48,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, TrustedProxies: cfg.TrustedProxies,
+		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {
