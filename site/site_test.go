@@ -41,7 +41,7 @@ func testRenderOptions() render.Options {
 		Artifacts: testArtifacts,
 		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true},
 			{Method: "GET", Path: "/api/v1/towns/{id}", Summary: "One town", OnAPI: true},
-			{Method: "POST", Path: "/api/ember", Summary: "The public airlock"}, {Method: "POST", Path: "/api/agent/receipt", Summary: "Verify a receipt", OnAPI: true}},
+			{Method: "POST", Path: "/api/ember", Summary: "The public airlock"}, {Method: "POST", Path: "/api/agent/receipt", Summary: "Verify a receipt"}},
 		Keys: []render.Key{{Node: "S5_LOCUS", KeyID: "ed25519:0f1e2d3c4b5a69788796a5b4c3d2e1f0", PublicKey: strings.Repeat("ab", 32), Role: "node"}},
 		// The fixture's live edge answers its towns, the airlock's Ember and
 		// the receipt check, and no other node's public route.
@@ -53,15 +53,7 @@ func testRenderOptions() render.Options {
 
 func build(t *testing.T, contentDir, out string) site.Result {
 	t.Helper()
-	b, err := site.New(site.Options{ContentDir: contentDir, OutDir: out, Render: testRenderOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := b.Build(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return buildWith(t, contentDir, out, content.Visibility{Now: testNow})
 }
 
 // tree returns the SHA-256 of every file under dir.
@@ -90,37 +82,13 @@ func tree(t *testing.T, dir string) map[string]string {
 func TestGolden(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
 	build(t, fixtureDir, out)
-	for _, name := range []string{
+	golden(t, out, filepath.Join("testdata", "golden"), []string{
 		"index.html", "index.md", "gate.html", "gate.md", "pages/hello.html", "pages/hello.md",
 		"pages/index.html", "docs/GUIDE.html", "docs/GUIDE.md", "docs/GUIDE.md.sha256",
 		"constitution/index.html", "constitution/index.md", "constitution/article-02.html", "constitution/article-02.md",
 		"constitution.txt", "constitution-status.json", "stewardship-horizon.json", "llms.txt", ".well-known/ai.json",
-		"robots.txt", "sitemap.xml", "index.txt", "404.html", "_headers", "_redirects",
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := os.ReadFile(filepath.Join(out, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "golden", name)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./site -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from %s; run go test ./site -update and review the diff\n--- got ---\n%s", name, golden, got)
-			}
-		})
-	}
+		"robots.txt", "sitemap.xml", "index.txt", "404.html", "404.md", "_headers", "_redirects", "favicon.svg",
+	})
 }
 
 func TestReproducible(t *testing.T) {

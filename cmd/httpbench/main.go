@@ -7,7 +7,10 @@
 //     file: at least 0.8x its requests/s;
 //   - POST /api/chat (sent by a wrk Lua script) on the live edge with a
 //     zero-latency provider behind S2_CASE, against the same bare fiber
-//     handler: at least 0.5x its requests/s.
+//     handler: at least 0.5x its requests/s;
+//   - the MCP endpoint's tools/list and a tools/call of ledger_verdict (POSTs
+//     of 2026-07-28 requests, sent by a wrk Lua script) against the same bare
+//     fiber handler: at least 0.3x its requests/s.
 //
 // Usage (from the repository root; "make bench-http" does this):
 //
@@ -40,7 +43,7 @@
 //
 // A preflight checks that every target answers 200 itself and that both
 // servers send the very bytes of the page. Each target is warmed up, then
-// wrk -t2 -c64 -d10s --latency runs over all six targets in interleaved
+// wrk -t2 -c64 -d10s --latency runs over all eight targets in interleaved
 // rounds, each round starting one target later. The table reports, per
 // target, the median requests/s and the median p99 across rounds, the ratio
 // of the medians to the baseline, and PASS/FAIL; any non-2xx response or

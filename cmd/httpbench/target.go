@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proofsite/proofsite/cmd/internal/benchstat"
+	"github.com/proofsite/proofsite/live/mcp"
 )
 
 // target is one URL under load and the bar it must clear.
@@ -47,6 +48,10 @@ func newTargets(s servers) []*target {
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
 		{name: "chat", label: "`POST /api/chat`, zero-latency provider", server: "proofsite live edge", url: s.chat.url + "/api/chat", pgid: s.chat.pgid,
 			post: chatRequest(), baseline: bare, minRatio: 0.5},
+		{name: "mcp-list", label: "MCP `tools/list`", server: "proofsite", url: s.proofsite.url + mcp.Endpoint, pgid: s.proofsite.pgid,
+			post: mcpRequest("tools/list", ""), baseline: bare, minRatio: 0.3},
+		{name: "mcp-verdict", label: "MCP `tools/call` ledger_verdict", server: "proofsite", url: s.proofsite.url + mcp.Endpoint, pgid: s.proofsite.pgid,
+			post: mcpRequest("tools/call", "ledger_verdict"), baseline: bare, minRatio: 0.3},
 		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite.url + pagePath, pgid: s.proofsite.pgid, static: true,
 			baseline: nginx, minRatio: 0.8},
 		nginx,
@@ -57,6 +62,21 @@ func newTargets(s servers) []*target {
 type postRequest struct {
 	headers [][2]string
 	body    string
+}
+
+// mcpRequest is a 2026-07-28 MCP request as a conforming client sends it:
+// a tools/call when tool is set.
+func mcpRequest(method, tool string) *postRequest {
+	params := ""
+	h := [][2]string{{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"},
+		{mcp.HeaderProtocolVersion, mcp.ProtocolVersion}, {mcp.HeaderMethod, method}}
+	if tool != "" {
+		params = `"name":"` + tool + `","arguments":{},`
+		h = append(h, [2]string{mcp.HeaderName, tool})
+	}
+	return &postRequest{headers: h, body: `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.ProtocolVersion + `",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"httpbench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`}
 }
 
 // luaScript is the wrk script that sends r on every request. The body goes
