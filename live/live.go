@@ -45,6 +45,10 @@ type Options struct {
 	// Publisher signs the chain's checkpoints and writes its export; without
 	// it signed_checkpoint is null and /api/ledger/export answers 503.
 	Publisher Publisher
+	// TilesDir is the chain's C2SP tlog-tiles folder (ledger/tiles), served
+	// under TilesPrefix; empty serves the copy the build published in
+	// PublicDir/ledger, if any.
+	TilesDir string
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
@@ -320,7 +324,8 @@ func handleError(c *fiber.Ctx, err error, log *slog.Logger) error {
 	}
 	p := statusProblem(status, "")
 	p.Instance = c.Path()
-	sendProblem(c.Context(), p)
+	w, _ := c.Locals(refusalKey).(refusalWriter)
+	refuse(c.Context(), p, w)
 	return nil
 }
 

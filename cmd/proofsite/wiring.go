@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/proofsite/proofsite/cmd"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
@@ -126,4 +129,14 @@ func readLedger(ctx context.Context, dataDir string) (*render.Ledger, error) {
 		return nil, fmt.Errorf("explorer: verifying the chain: %w", err)
 	}
 	return l, nil
+}
+
+// ledgerTiles is the chain's C2SP tlog-tiles log (DATA/tiles), which full
+// builds publish under /ledger/ beside the site, for static hosts: its
+// checkpoint and tiles, not the writer's own files.
+func ledgerTiles(dataDir string) []site.Tree {
+	return []site.Tree{{Dir: filepath.Join(dataDir, chain.TilesDir), Prefix: strings.Trim(live.TilesPrefix, "/"), Skip: func(rel string) bool {
+		_, tile := live.TileName(live.TilesPrefix + rel)
+		return !tile
+	}}}
 }
