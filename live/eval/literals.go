@@ -1,0 +1,139 @@
+package eval
+
+import "strings"
+
+// Literals. A prefilter literal may carry word-boundary marks (wordMark at
+// either end, from a \b next to it in the expression): "\x00ai\x00"
+// counts only where "ai" is a whole word. Marks make short literals such
+// as "ai" or "dan" selective.
+
+// wordMark stands for \b at either end of a literal.
+const wordMark = "\x00"
+
+// literal is one prefilter literal.
+type literal struct {
+	core             string // what is searched for
+	wordStart, wordEnd bool // a word boundary must hold before / after it
+}
+
+// parseLiteral reads a literal key (core with optional marks).
+func parseLiteral(key string) literal {
+	return literal{core: strings.Trim(key, wordMark), wordStart: strings.HasPrefix(key, wordMark),
+		wordEnd: strings.HasSuffix(key, wordMark) && len(key) > 1}
+}
+
+// at reports whether the literal's boundaries hold for an occurrence of
+// its core at byte offset i of s.
+func (l literal) at(s string, i int) bool {
+	return (!l.wordStart || wordBoundary(s, i)) && (!l.wordEnd || wordBoundary(s, i+len(l.core)))
+}
+
+// index returns the offset of the first occurrence of l in s at or after
+// from whose boundaries hold, or -1.
+func (l literal) index(s string, from int) int {
+	for from <= len(s) {
+		at := strings.Index(s[from:], l.core)
+		if at < 0 {
+			return -1
+		}
+		if l.at(s, from+at) {
+			return from + at
+		}
+		from += at + 1
+	}
+	return -1
+}
+
+// literalSet counts the occurrences of a fixed set of literals in a text,
+// in one pass (Aho-Corasick). The automaton is a dense table over byte
+// classes: every byte that occurs in no literal shares class 0, which
+// leads back to the root from any state.
+type literalSet struct {
+	lits    []literal
+	classes [256]uint8
+	nclass  int
+	next    []uint16 // next[state*nclass+class]
+	outputs [][]int  // literal indices that end at each state (failure links folded in)
+	nstates int
+}
+
+// newLiteralSet builds the automaton of the literal keys.
+func newLiteralSet(keys []string) *literalSet {
+	ls := &literalSet{lits: make([]literal, len(keys))}
+	for i, k := range keys {
+		ls.lits[i] = parseLiteral(k)
+		l := ls.lits[i].core
+		for j := 0; j < len(l); j++ {
+			if ls.classes[l[j]] == 0 {
+				ls.nclass++
+				ls.classes[l[j]] = uint8(ls.nclass)
+			}
+		}
+	}
+	ls.nclass++ // class 0: bytes in no literal
+	type node struct {
+		child map[uint8]int
+		out   []int
+	}
+	nodes := []node{{child: map[uint8]int{}}}
+	for i, lit := range ls.lits {
+		s := 0
+		for j := 0; j < len(lit.core); j++ {
+			c := ls.classes[lit.core[j]]
+			n, ok := nodes[s].child[c]
+			if !ok {
+				n = len(nodes)
+				nodes = append(nodes, node{child: map[uint8]int{}})
+				nodes[s].child[c] = n
+			}
+			s = n
+		}
+		nodes[s].out = append(nodes[s].out, i)
+	}
+	ls.nstates = len(nodes)
+	if ls.nstates > 1<<16-1 {
+		return ls // the caller refuses it
+	}
+	ls.next = make([]uint16, ls.nstates*ls.nclass)
+	ls.outputs = make([][]int, ls.nstates)
+	fail := make([]int, ls.nstates)
+	queue := []int{0}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		ls.outputs[s] = nodes[s].out
+		if s != 0 {
+			ls.outputs[s] = append(append([]int(nil), nodes[s].out...), ls.outputs[fail[s]]...)
+		}
+		for c := range ls.nclass {
+			n, ok := nodes[s].child[uint8(c)]
+			switch {
+			case ok:
+				if s != 0 {
+					fail[n] = int(ls.next[fail[s]*ls.nclass+c])
+				}
+				ls.next[s*ls.nclass+c] = uint16(n)
+				queue = append(queue, n)
+			case s != 0:
+				ls.next[s*ls.nclass+c] = ls.next[fail[s]*ls.nclass+c]
+			}
+		}
+	}
+	return ls
+}
+
+// scan sets counts[i] to the number of occurrences of literal i in text
+// (whose boundaries hold); counts has one entry per literal.
+func (ls *literalSet) scan(text string, counts []int32) {
+	clear(counts)
+	s := 0
+	for i := 0; i < len(text); i++ {
+		s = int(ls.next[s*ls.nclass+int(ls.classes[text[i]])])
+		for _, l := range ls.outputs[s] {
+			lit := &ls.lits[l]
+			if (!lit.wordStart && !lit.wordEnd) || lit.at(text, i+1-len(lit.core)) {
+				counts[l]++
+			}
+		}
+	}
+}

@@ -1,0 +1,420 @@
+package eval
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+)
+
+// maxCandidates bounds the regex matches a validator checks per view.
+const maxCandidates = 32
+
+// compiled is a Pattern ready to run.
+type compiled struct {
+	*Pattern
+	branches  []branch // the regex cut at its top-level alternatives
+	validate  matchValidator
+	signal    func(*scan) int
+	charViews bool // also read the leetspeak, spaced and ROT13 views
+}
+
+// branch is one top-level alternative of a pattern's regex.
+type branch struct {
+	re        *regexp.Regexp
+	wordStart bool // the branch started with \b, which match checks itself
+	group  bool    // the branch has a capture group; validators read the first that took part
+	filter *pfNode // prefilter; literals indexed in precheck.literals
+	// anchors are sets of literals (indices) every match contains one of;
+	// windows are cut around the occurrences of the set that occurs least.
+	// nil scans the whole view.
+	anchors [][]int
+}
+
+// precheck is the compiled pattern set.
+type precheck struct {
+	patterns []compiled
+	literals []string
+	index    map[string]int
+	set      *literalSet // finds every literal in one pass per view
+}
+
+// compilePatterns checks and compiles every pattern; it reports every
+// problem, joined.
+func compilePatterns(ps []Pattern) (*precheck, error) {
+	pc := &precheck{patterns: make([]compiled, len(ps)), index: map[string]int{}}
+	var errs []error
+	bad := func(id, format string, args ...any) {
+		errs = append(errs, &DataError{File: PatternsFile, Pattern: id, Msg: fmt.Sprintf(format, args...)})
+	}
+	for i := range ps {
+		p := &ps[i]
+		c := compiled{Pattern: p, charViews: p.Category != Secrets && p.Category != PersonalData}
+		if p.Validator != "" {
+			c.validate = matchValidators[p.Validator]
+			c.signal = signalValidators[p.Validator]
+			switch {
+			case c.validate == nil && c.signal == nil:
+				bad(p.ID, "unknown validator %q", p.Validator)
+			case c.signal != nil && p.Regex != "":
+				bad(p.ID, "validator %q reads the normalisation's findings and takes no regex", p.Validator)
+			case c.validate != nil && p.Regex == "":
+				bad(p.ID, "validator %q checks regex matches and needs a regex", p.Validator)
+			}
+		}
+		if p.Regex != "" {
+			tree, err := syntax.Parse(p.Regex, syntax.Perl)
+			if err != nil {
+				bad(p.ID, "regex: %v", err)
+				continue
+			}
+			if !p.CaseSensitive {
+				if r, ok := upperLiteral(tree); ok {
+					bad(p.ID, "regex holds the upper-case letter %q but reads lowered text: write it in lower case, or set case_sensitive", r)
+				}
+			}
+			top := branchesOf(tree)
+			budget := maxBranches - len(top)
+			for _, t := range top {
+				subs := splitLeading(t, budget+1)
+				budget -= len(subs) - 1
+				for _, sub := range subs {
+					b, err := pc.branch(sub, p)
+					if err != nil {
+						bad(p.ID, "branch %s: %v", sub, err)
+						continue
+					}
+					c.branches = append(c.branches, b)
+				}
+			}
+		}
+		pc.patterns[i] = c
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	if pc.set = newLiteralSet(pc.literals); pc.set.nstates > 1<<16-1 {
+		return nil, &DataError{File: PatternsFile, Msg: "the patterns' literals are too many for the prefilter (over 65,535 automaton states)"}
+	}
+	return pc, nil
+}
+
+// branch compiles one alternative with its prefilter and anchor. A
+// leading \b is checked by match itself when that leaves the expression a
+// strong literal prefix (Go's regexp then skips to the prefix's
+// occurrences); a branch without one is run only on windows around its
+// anchor.
+func (pc *precheck) branch(sub *syntax.Regexp, p *Pattern) (branch, error) {
+	filter := prefilterOf(sub)
+	if len(p.Prefilter) > 0 {
+		filter = &pfNode{op: pfOr}
+		for _, l := range p.Prefilter {
+			filter.subs = append(filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
+		}
+	}
+	re, err := regexp.Compile(sub.String())
+	if err != nil {
+		return branch{}, err
+	}
+	b := branch{re: re}
+	if stripped, ok := stripWordStart(sub); ok {
+		if re2, err := regexp.Compile(stripped.String()); err == nil && strongPrefix(re2) {
+			b.re, b.wordStart = re2, true
+		}
+	}
+	b.group = b.re.NumSubexp() > 0
+	b.filter = pc.intern(filter)
+	if !strongPrefix(b.re) {
+		for _, set := range anchorsOf(filter) {
+			var idx []int
+			for _, lit := range set {
+				idx = append(idx, pc.index[lit])
+			}
+			b.anchors = append(b.anchors, idx)
+		}
+	}
+	return b, nil
+}
+
+// strongPrefix reports whether re starts with a literal rare enough for
+// the engine's skipping to pay: three bytes or more, and not a stop word.
+func strongPrefix(re *regexp.Regexp) bool {
+	prefix, _ := re.LiteralPrefix()
+	switch prefix {
+	case "the", "and", "for", "are", "was", "not", "but":
+		return false
+	}
+	return len(prefix) >= 3
+}
+
+// intern copies a prefilter tree, numbering its literals.
+func (pc *precheck) intern(n *pfNode) *pfNode {
+	out := &pfNode{op: n.op, lit: n.lit}
+	if n.op == pfLit {
+		at, ok := pc.index[n.lit]
+		if !ok {
+			at = len(pc.literals)
+			pc.index[n.lit] = at
+			pc.literals = append(pc.literals, n.lit)
+		}
+		out.idx = at
+	}
+	for _, s := range n.subs {
+		out.subs = append(out.subs, pc.intern(s))
+	}
+	return out
+}
+
+// upperLiteral finds an upper-case letter a case-sensitive regex would
+// need in a literal, which lowered text never has.
+func upperLiteral(re *syntax.Regexp) (rune, bool) {
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
+		for _, r := range re.Rune {
+			if unicode.IsUpper(r) {
+				return r, true
+			}
+		}
+	}
+	for _, sub := range re.Sub {
+		if r, ok := upperLiteral(sub); ok {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// hit is where a pattern first matched.
+type hit struct {
+	found  bool
+	view   ViewKind
+	depth  int
+	offset int // byte offset in the view
+	length int
+}
+
+// scan is the precheck's working state for one text.
+type scan struct {
+	views   []view
+	norm    NormaliseReport
+	hits    []hit
+	counts  []int32 // per literal: its occurrences in the current view
+	windows [][2]int
+	// hiddenEncoded and hiddenChars count the patterns (other than
+	// obfuscation ones) that matched only in a decoded layer, or only once
+	// character tricks were undone.
+	hiddenEncoded, hiddenChars int
+}
+
+// run scans every view with every pattern whose scope covers side.
+func (pc *precheck) run(s *scan, side Scope) {
+	s.hits = resize(s.hits, len(pc.patterns))
+	clear(s.hits)
+	s.counts = resize(s.counts, len(pc.literals))
+	for _, v := range s.views {
+		pc.set.scan(v.lower, s.counts)
+		for i := range pc.patterns {
+			c := &pc.patterns[i]
+			if c.branches == nil || s.hits[i].found || !c.Scope.covers(side) {
+				continue
+			}
+			if !c.charViews && (v.kind == ViewLeet || v.kind == ViewSpaced || v.kind == ViewROT13) {
+				continue
+			}
+			if off, n, ok := pc.match(c, s, &v); ok {
+				s.hits[i] = hit{found: true, view: v.kind, depth: v.depth, offset: off, length: n}
+			}
+		}
+	}
+	for i := range pc.patterns {
+		c := &pc.patterns[i]
+		h := s.hits[i]
+		if !h.found || c.Category == Obfuscation || c.Severity == Info {
+			continue
+		}
+		switch {
+		case h.view.encoded():
+			s.hiddenEncoded++
+		case h.view != ViewText:
+			s.hiddenChars++
+		}
+	}
+	for i := range pc.patterns {
+		c := &pc.patterns[i]
+		if c.signal != nil && c.Scope.covers(side) && float64(c.signal(s)) >= max(c.Threshold, 1) {
+			s.hits[i] = hit{found: true, view: ViewNormalised}
+		}
+	}
+}
+
+// match runs one pattern's branches on one view, each behind its
+// prefilter and only around its anchor's occurrences.
+func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok bool) {
+	if c.MinDigits > 0 && v.digitRun() < c.MinDigits {
+		return 0, 0, false
+	}
+	for i := range c.branches {
+		b := &c.branches[i]
+		if !pc.holds(b.filter, s) {
+			continue
+		}
+		text := v.lower
+		if c.CaseSensitive {
+			text = v.text
+		}
+		for _, w := range pc.windows(b, s, v.lower) {
+			if off, n, ok := pc.find(c, b, v, text, w); ok {
+				return off, n, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// find looks for a (validated) match of branch b in text[w[0]:w[1]].
+func (pc *precheck) find(c *compiled, b *branch, v *view, text string, w [2]int) (offset, length int, ok bool) {
+	win := text[w[0]:w[1]]
+	if c.validate == nil && !b.wordStart {
+		loc := b.re.FindStringIndex(win)
+		if loc == nil {
+			return 0, 0, false
+		}
+		return w[0] + loc[0], loc[1] - loc[0], true
+	}
+	for pos, tries := 0, 0; pos <= len(win) && tries < maxCandidates; tries++ {
+		m := b.re.FindStringSubmatchIndex(win[pos:])
+		if m == nil {
+			return 0, 0, false
+		}
+		start, end := w[0]+pos+m[0], w[0]+pos+m[1]
+		next := pos + m[1]
+		if m[1] == m[0] {
+			next++
+		}
+		if b.wordStart && !wordBoundary(text, start) {
+			pos += m[0] + 1
+			continue
+		}
+		pos = next
+		if c.validate == nil {
+			return start, end - start, true
+		}
+		lo, hi := start, end
+		for g := 2; b.group && g+1 < len(m); g += 2 { // the first group that took part
+			if m[g] >= 0 {
+				lo, hi = start+(m[g]-m[0]), start+(m[g+1]-m[0])
+				break
+			}
+		}
+		if c.validate(v.text[lo:hi], c.Threshold) { // the validator reads the view's own case
+			return start, end - start, true
+		}
+	}
+	return 0, 0, false
+}
+
+// holds evaluates a prefilter tree on the view's literals.
+func (pc *precheck) holds(n *pfNode, s *scan) bool {
+	switch n.op {
+	case pfLit:
+		return s.counts[n.idx] > 0
+	case pfAnd:
+		for _, sub := range n.subs {
+			if !pc.holds(sub, s) {
+				return false
+			}
+		}
+		return true
+	case pfOr:
+		for _, sub := range n.subs {
+			if pc.holds(sub, s) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// windows returns the merged ranges of lower, matchSpan bytes either side
+// of every occurrence of b's least frequent anchor, widened so a window
+// does not start or end inside a word; the whole view when b has no
+// anchor.
+func (pc *precheck) windows(b *branch, s *scan, lower string) [][2]int {
+	s.windows = s.windows[:0]
+	var anchor []int
+	least := int32(-1)
+	for _, set := range b.anchors {
+		n := int32(0)
+		for _, l := range set {
+			n += s.counts[l]
+		}
+		if least < 0 || n < least {
+			anchor, least = set, n
+		}
+	}
+	if anchor == nil || int(least)*2*matchSpan > len(lower) { // windows would cover it all
+		return append(s.windows, [2]int{0, len(lower)})
+	}
+	for _, l := range anchor {
+		if s.counts[l] == 0 {
+			continue
+		}
+		lit := pc.set.lits[l]
+		for at := lit.index(lower, 0); at >= 0; at = lit.index(lower, at+len(lit.core)) {
+			s.windows = append(s.windows, [2]int{widenStart(lower, at-matchSpan, at), widenEnd(lower, at+len(lit.core)+matchSpan)})
+		}
+	}
+	slices.SortFunc(s.windows, func(a, b [2]int) int { return a[0] - b[0] })
+	merged := s.windows[:0]
+	for _, w := range s.windows {
+		if n := len(merged); n > 0 && w[0] <= merged[n-1][1] {
+			merged[n-1][1] = max(merged[n-1][1], w[1])
+			continue
+		}
+		merged = append(merged, w)
+	}
+	s.windows = merged
+	return merged
+}
+
+// widenStart moves a window's start back to the start of a line (if one
+// is within matchSpan bytes) or of a word (within 64 bytes), or to 0, so
+// that ^ and \b read the window as they would the view. at is the anchor.
+func widenStart(s string, i, at int) int {
+	if i <= 0 {
+		return 0
+	}
+	if nl := strings.LastIndexByte(s[max(0, i-matchSpan):at], '\n'); nl >= 0 && max(0, i-matchSpan)+nl+1 <= i {
+		return max(0, i-matchSpan) + nl + 1
+	}
+	for j := i; j > 0 && j > i-64; j-- {
+		if c := s[j-1]; c == ' ' || c == '\n' || c == '\t' {
+			return j
+		}
+	}
+	return i
+}
+
+// widenEnd moves a window's end forward to white space (at most 64 bytes),
+// or to the end.
+func widenEnd(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	for j := i; j < len(s) && j < i+64; j++ {
+		if c := s[j]; c == ' ' || c == '\n' || c == '\t' {
+			return j
+		}
+	}
+	return i
+}
+
+// resize returns s with length n, reusing its array when it can.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}

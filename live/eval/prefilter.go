@@ -1,0 +1,427 @@
+package eval
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Prefilters. Go's regexp has no DFA: an expression with a large
+// alternation up front costs a few hundred microseconds on a 2 KB text.
+// So every expression is cut into its top-level alternatives (branches),
+// and each branch gets a prefilter derived from its syntax tree: an AND/OR
+// tree of literals that any match must contain (in the manner of RE2's
+// prefilter). A branch runs only on views where its tree holds, and then
+// only on windows around the occurrences of its anchor, the most selective
+// set of literals every match contains.
+
+const (
+	minLiteral  = 3   // literals shorter than this say too little to test
+	maxExact    = 16  // bound on an exact set of strings before it becomes a prefilter
+	maxBranches = 64  // bound on the branches one expression is cut into
+	matchSpan   = 240 // a match is looked for within this many bytes either side of an anchor
+)
+
+type pfOp uint8
+
+const (
+	pfAll pfOp = iota // no constraint
+	pfLit             // the literal occurs
+	pfAnd
+	pfOr
+)
+
+// pfNode is a node of a prefilter tree.
+type pfNode struct {
+	op   pfOp
+	lit  string
+	idx  int // the literal's index in precheck.literals, once interned
+	subs []*pfNode
+}
+
+var pfAllNode = &pfNode{op: pfAll}
+
+// pfInfo is what is known of a sub-expression: the exact set of strings
+// it matches when that set is small, or else a prefilter.
+type pfInfo struct {
+	exact []string // nil when not exact
+	match *pfNode
+}
+
+// toMatch turns an exact set into an OR of its literals.
+func (in pfInfo) toMatch() *pfNode {
+	if in.exact == nil {
+		return in.match
+	}
+	or := &pfNode{op: pfOr}
+	for _, s := range in.exact {
+		key, ok := literalKey(s)
+		if !ok {
+			return pfAllNode
+		}
+		or.subs = append(or.subs, &pfNode{op: pfLit, lit: key})
+	}
+	return simplifyOr(or)
+}
+
+// literalKey turns an exact string into a literal key: word marks kept
+// only at its ends (a mark inside is dropped, which only weakens the
+// test), and false when it is too short to say anything: under minLiteral
+// bytes, or two for a whole word.
+func literalKey(s string) (string, bool) {
+	start, end := strings.HasPrefix(s, wordMark), strings.HasSuffix(s, wordMark) && len(s) > 1
+	core := strings.ReplaceAll(s, wordMark, "")
+	if len(strings.TrimSpace(core)) < minLiteral && !(start && end && len(core) >= 2) {
+		return "", false
+	}
+	if start {
+		core = wordMark + core
+	}
+	if end {
+		core += wordMark
+	}
+	return core, true
+}
+
+// prefilterOf derives the prefilter tree of re.
+func prefilterOf(re *syntax.Regexp) *pfNode { return info(re).toMatch() }
+
+func lower(runes []rune) string { return strings.Map(unicode.ToLower, string(runes)) }
+
+// info computes the pfInfo of re.
+func info(re *syntax.Regexp) pfInfo {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return pfInfo{exact: []string{lower(re.Rune)}}
+	case syntax.OpWordBoundary:
+		return pfInfo{exact: []string{wordMark}}
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpNoWordBoundary:
+		return pfInfo{exact: []string{""}}
+	case syntax.OpCharClass:
+		var set []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			if re.Rune[i+1]-re.Rune[i] > 4 || len(set) > 4 {
+				return pfInfo{match: pfAllNode}
+			}
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if r == 0x17F || r == 0x212A { // ſ and the Kelvin sign fold to s and k; NFKC maps them there too
+					continue
+				}
+				set = append(set, string(unicode.ToLower(r)))
+			}
+		}
+		return pfInfo{exact: dedupe(set)}
+	case syntax.OpCapture:
+		return info(re.Sub[0])
+	case syntax.OpQuest:
+		in := info(re.Sub[0])
+		if in.exact != nil && len(in.exact) < maxExact {
+			return pfInfo{exact: dedupe(append(in.exact, ""))}
+		}
+		return pfInfo{match: pfAllNode}
+	case syntax.OpPlus:
+		return pfInfo{match: info(re.Sub[0]).toMatch()}
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return pfInfo{match: info(re.Sub[0]).toMatch()}
+		}
+		return pfInfo{match: pfAllNode}
+	case syntax.OpConcat:
+		and := &pfNode{op: pfAnd}
+		exact := []string{""}
+		for _, sub := range re.Sub {
+			in := info(sub)
+			if in.exact != nil {
+				if cross := crossProduct(exact, in.exact); cross != nil {
+					exact = cross
+					continue
+				}
+			}
+			and.subs = append(and.subs, pfInfo{exact: exact}.toMatch())
+			exact = []string{""}
+			if in.exact != nil {
+				exact = in.exact
+			} else {
+				and.subs = append(and.subs, in.match)
+			}
+		}
+		if len(and.subs) == 0 {
+			return pfInfo{exact: exact}
+		}
+		and.subs = append(and.subs, pfInfo{exact: exact}.toMatch())
+		return pfInfo{match: simplifyAnd(and)}
+	case syntax.OpAlternate:
+		var union []string
+		exact := true
+		infos := make([]pfInfo, len(re.Sub))
+		for i, sub := range re.Sub {
+			infos[i] = info(sub)
+			if infos[i].exact == nil {
+				exact = false
+			}
+			union = append(union, infos[i].exact...)
+		}
+		if exact && len(union) <= maxExact {
+			return pfInfo{exact: dedupe(union)}
+		}
+		or := &pfNode{op: pfOr}
+		for _, in := range infos {
+			or.subs = append(or.subs, in.toMatch())
+		}
+		return pfInfo{match: simplifyOr(or)}
+	}
+	return pfInfo{match: pfAllNode}
+}
+
+// crossProduct concatenates every string of a with every string of b, or
+// returns nil when the result would exceed maxExact.
+func crossProduct(a, b []string) []string {
+	if len(a)*len(b) > maxExact {
+		return nil
+	}
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
+		}
+	}
+	return dedupe(out)
+}
+
+func simplifyAnd(n *pfNode) *pfNode {
+	var subs []*pfNode
+	for _, s := range n.subs {
+		switch s.op {
+		case pfAll:
+		case pfAnd:
+			subs = append(subs, s.subs...)
+		default:
+			subs = append(subs, s)
+		}
+	}
+	switch len(subs) {
+	case 0:
+		return pfAllNode
+	case 1:
+		return subs[0]
+	}
+	return &pfNode{op: pfAnd, subs: subs}
+}
+
+func simplifyOr(n *pfNode) *pfNode {
+	var subs []*pfNode
+	for _, s := range n.subs {
+		switch s.op {
+		case pfAll:
+			return pfAllNode
+		case pfOr:
+			subs = append(subs, s.subs...)
+		default:
+			subs = append(subs, s)
+		}
+	}
+	switch len(subs) {
+	case 0:
+		return pfAllNode
+	case 1:
+		return subs[0]
+	}
+	return &pfNode{op: pfOr, subs: subs}
+}
+
+// anchorsOf returns the candidate anchors of a tree: for an AND, the
+// anchor of each part that has one (the precheck picks, per view, the one
+// whose literals occur least); else the tree's one anchor.
+func anchorsOf(n *pfNode) [][]string {
+	if n.op != pfAnd {
+		if a := anchorOf(n); a != nil {
+			return [][]string{a}
+		}
+		return nil
+	}
+	var out [][]string
+	for _, s := range n.subs {
+		if a := anchorOf(s); a != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// anchorOf picks, from a prefilter tree, a set of literals one of which
+// every match contains, as selective as the tree allows: a literal; for an
+// OR, its alternatives' anchors together; for an AND, its most selective
+// part's. nil when there is none.
+func anchorOf(n *pfNode) []string {
+	switch n.op {
+	case pfLit:
+		return []string{n.lit}
+	case pfOr:
+		var union []string
+		for _, s := range n.subs {
+			a := anchorOf(s)
+			if a == nil {
+				return nil
+			}
+			union = append(union, a...)
+		}
+		return dedupe(union)
+	case pfAnd:
+		var best []string
+		for _, s := range n.subs {
+			if a := anchorOf(s); a != nil && (best == nil || selective(a, best)) {
+				best = a
+			}
+		}
+		return best
+	}
+	return nil
+}
+
+// selective prefers the set whose weakest literal is stronger (longer,
+// and not a stop word), then the smaller set.
+func selective(a, b []string) bool {
+	wa, wb := weakest(a), weakest(b)
+	if wa != wb {
+		return wa > wb
+	}
+	return len(a) < len(b)
+}
+
+// stopWords are literals too common in English to anchor a search.
+var stopWords = map[string]bool{"the": true, "and": true, "you": true, "your": true, "for": true, "are": true,
+	"this": true, "that": true, "with": true, "not": true, "all": true, "any": true, "what": true, "how": true,
+	"can": true, "was": true, "from": true, "have": true, "will": true, "has": true, "its": true, "but": true}
+
+// weakest is the strength of a set's weakest literal: its length, or 1
+// for a stop word.
+func weakest(set []string) int {
+	m := -1
+	for _, s := range set {
+		lit := parseLiteral(s)
+		w := len(lit.core)
+		if lit.wordStart && lit.wordEnd {
+			w++
+		}
+		if stopWords[strings.TrimSpace(lit.core)] {
+			w = 1
+		}
+		if m < 0 || w < m {
+			m = w
+		}
+	}
+	return m
+}
+
+func shortest(set []string) int {
+	m := -1
+	for _, s := range set {
+		if m < 0 || len(s) < m {
+			m = len(s)
+		}
+	}
+	return m
+}
+
+func dedupe(set []string) []string {
+	slices.Sort(set)
+	return slices.Compact(set)
+}
+
+// branchesOf cuts an expression into its top-level alternatives. A
+// concatenation around one alternation (the parser factors common
+// prefixes such as \b out of "\ba|\bb") is distributed over it.
+func branchesOf(re *syntax.Regexp) []*syntax.Regexp {
+	switch re.Op {
+	case syntax.OpAlternate:
+		var out []*syntax.Regexp
+		for _, sub := range re.Sub {
+			out = append(out, branchesOf(sub)...)
+		}
+		if len(out) > maxBranches {
+			return []*syntax.Regexp{re}
+		}
+		return out
+	case syntax.OpConcat:
+		at := -1
+		for i, sub := range re.Sub {
+			switch sub.Op {
+			case syntax.OpAlternate:
+				if at >= 0 {
+					return []*syntax.Regexp{re}
+				}
+				at = i
+			case syntax.OpLiteral, syntax.OpWordBoundary, syntax.OpBeginLine, syntax.OpBeginText, syntax.OpEmptyMatch:
+			default:
+				return []*syntax.Regexp{re}
+			}
+		}
+		if at < 0 {
+			return []*syntax.Regexp{re}
+		}
+		var out []*syntax.Regexp
+		for _, alt := range branchesOf(re.Sub[at]) {
+			subs := append(append(slices.Clone(re.Sub[:at]), alt), re.Sub[at+1:]...)
+			out = append(out, &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs})
+		}
+		if len(out) > maxBranches {
+			return []*syntax.Regexp{re}
+		}
+		return out
+	}
+	return []*syntax.Regexp{re}
+}
+
+// splitLeading distributes a branch over the alternation it starts with
+// (after word boundaries), so that each resulting branch starts with a
+// literal: Go's regexp then skips to that literal's occurrences instead
+// of trying every position. It gives up (returns re alone) past limit.
+func splitLeading(re *syntax.Regexp, limit int) []*syntax.Regexp {
+	if re.Op != syntax.OpConcat {
+		return []*syntax.Regexp{re}
+	}
+	i := 0
+	for i < len(re.Sub) && re.Sub[i].Op == syntax.OpWordBoundary {
+		i++
+	}
+	if i == len(re.Sub) || re.Sub[i].Op != syntax.OpAlternate || len(re.Sub[i].Sub) > limit {
+		return []*syntax.Regexp{re}
+	}
+	var out []*syntax.Regexp
+	for _, alt := range re.Sub[i].Sub {
+		subs := append(append(slices.Clone(re.Sub[:i]), alt), re.Sub[i+1:]...)
+		out = append(out, &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs})
+	}
+	return out
+}
+
+// stripWordStart removes the word boundaries a branch starts with and
+// reports whether there were any; the caller checks the boundary itself,
+// so the branch can start with a literal prefix.
+func stripWordStart(re *syntax.Regexp) (*syntax.Regexp, bool) {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpWordBoundary {
+		return re, false
+	}
+	i := 0
+	for i < len(re.Sub)-1 && re.Sub[i].Op == syntax.OpWordBoundary {
+		i++
+	}
+	if re.Sub[i].Op == syntax.OpConcat { // flatten, so a nested boundary is seen too
+		return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: append(slices.Clone(re.Sub[i].Sub), re.Sub[i+1:]...)}, true
+	}
+	return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: slices.Clone(re.Sub[i:])}, true
+}
+
+// isWordByte is \b's notion of a word character (ASCII only, as in Go).
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+// wordBoundary reports whether \b holds at byte offset i of s.
+func wordBoundary(s string, i int) bool {
+	before := i > 0 && isWordByte(s[i-1])
+	after := i < len(s) && isWordByte(s[i])
+	return before != after
+}
