@@ -164,7 +164,10 @@ func (e *Evaluator) run(ctx context.Context, field, text string, side Scope) (Re
 
 	// 2. normalise
 	s := scanPool.Get().(*scan)
-	defer func() { *s = scan{views: s.views[:0], hits: s.hits[:0], counts: s.counts[:0], windows: s.windows[:0]}; scanPool.Put(s) }()
+	defer func() {
+		*s = scan{views: s.views[:0], hits: s.hits[:0], counts: s.counts[:0], windows: s.windows[:0]}
+		scanPool.Put(s)
+	}()
 	n := normaliser{lim: e.opts.Limits, rep: &s.norm, views: s.views[:0]}
 	s.views = n.build(text)
 	base := s.views[0]

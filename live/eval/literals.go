@@ -12,8 +12,8 @@ const wordMark = "\x00"
 
 // literal is one prefilter literal.
 type literal struct {
-	core             string // what is searched for
-	wordStart, wordEnd bool // a word boundary must hold before / after it
+	core               string // what is searched for
+	wordStart, wordEnd bool   // a word boundary must hold before / after it
 }
 
 // parseLiteral reads a literal key (core with optional marks).

@@ -3,8 +3,8 @@ package eval
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -24,9 +24,9 @@ type compiled struct {
 // branch is one top-level alternative of a pattern's regex.
 type branch struct {
 	re        *regexp.Regexp
-	wordStart bool // the branch started with \b, which match checks itself
-	group  bool    // the branch has a capture group; validators read the first that took part
-	filter *pfNode // prefilter; literals indexed in precheck.literals
+	wordStart bool    // the branch started with \b, which match checks itself
+	group     bool    // the branch has a capture group; validators read the first that took part
+	filter    *pfNode // prefilter; literals indexed in precheck.literals
 	// anchors are sets of literals (indices) every match contains one of;
 	// windows are cut around the occurrences of the set that occurs least.
 	// nil scans the whole view.
