@@ -86,46 +86,58 @@ var leet = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't',
 
 // deleet returns the lowered text with leetspeak words read as letters, or
 // "" when there are none. A word counts when it has at least two letters
-// and a leet character followed by a letter ("1gn0r3", not "python3").
+// and a leet character followed by a letter ("1gn0r3", not "python3"), or
+// two leet characters ("byp455", "4r3"). When two or more words count, the
+// text is taken as written in leetspeak and every word with a leet
+// character is read so ("ar3", a lone "4").
 func (n *normaliser) deleet(lower string) string {
-	var b []byte
+	type token struct{ start, end, letters, leets int }
+	var toks []token
+	strong := 0
 	start := -1
-	flush := func(end int) {
-		tok := lower[start:end]
-		letters, inner := 0, false
-		for i := 0; i < len(tok); i++ {
-			c := tok[i]
-			if c >= 'a' && c <= 'z' {
-				letters++
-			} else if leet[c] != 0 && i+1 < len(tok) && tok[i+1] >= 'a' && tok[i+1] <= 'z' {
-				inner = true
-			}
-		}
-		if letters < 2 || !inner {
-			return
-		}
-		if b == nil {
-			b = []byte(lower)
-		}
-		n.rep.LeetTokens++
-		for i := start; i < end; i++ {
-			if l := leet[b[i]]; l != 0 {
-				b[i] = l
-			}
-		}
-	}
 	for i := 0; i <= len(lower); i++ {
 		word := i < len(lower) && (lower[i] >= 'a' && lower[i] <= 'z' || leet[lower[i]] != 0 || lower[i] >= '0' && lower[i] <= '9')
-		switch {
-		case word && start < 0:
+		if word && start < 0 {
 			start = i
-		case !word && start >= 0:
-			flush(i)
-			start = -1
 		}
+		if word || start < 0 {
+			continue
+		}
+		t := token{start: start, end: i}
+		inner := false
+		for k := start; k < i; k++ {
+			switch c := lower[k]; {
+			case c >= 'a' && c <= 'z':
+				t.letters++
+			case leet[c] != 0:
+				t.leets++
+				inner = inner || k+1 < i && lower[k+1] >= 'a' && lower[k+1] <= 'z'
+			}
+		}
+		if t.leets > 0 {
+			if t.letters >= 2 && (inner || t.leets >= 2) || t.letters >= 1 && t.leets >= 2 {
+				strong++
+				t.leets = -t.leets // marks a word that counts on its own
+			}
+			toks = append(toks, t)
+		}
+		start = -1
 	}
-	if b == nil {
+	if strong == 0 {
 		return ""
+	}
+	b := []byte(lower)
+	for _, t := range toks {
+		ownRight := t.leets < 0
+		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0) {
+			continue
+		}
+		n.rep.LeetTokens++
+		for k := t.start; k < t.end; k++ {
+			if l := leet[b[k]]; l != 0 {
+				b[k] = l
+			}
+		}
 	}
 	return string(b)
 }
@@ -136,6 +148,9 @@ func isLowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 // at least four in a row with one separator between each) in the lowered
 // text; it returns "" when there are none. Two spaces still part words.
 func unspace(lower string) string {
+	if s, ok := unspaceAll(lower); ok {
+		return s
+	}
 	var b []byte
 	changed := false
 	for i := 0; i < len(lower); {
@@ -169,6 +184,40 @@ func unspace(lower string) string {
 		return ""
 	}
 	return string(b)
+}
+
+// unspaceAll handles a text written wholly one character at a time
+// ("i g n o r e   a l l"): when at least 60% of its (eight or more)
+// space-separated tokens are single characters, single spaces are dropped
+// and runs of two or more spaces become word breaks.
+func unspaceAll(lower string) (string, bool) {
+	tokens, single := 0, 0
+	for f := range strings.FieldsSeq(lower) {
+		tokens++
+		if len(f) == 1 {
+			single++
+		}
+	}
+	if tokens < 8 || single*10 < tokens*6 {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		if c != ' ' {
+			b.WriteByte(c)
+			continue
+		}
+		j := i
+		for j < len(lower) && lower[j] == ' ' {
+			j++
+		}
+		if j-i >= 2 {
+			b.WriteByte(' ')
+		}
+		i = j - 1
+	}
+	return b.String(), true
 }
 
 // minEncodedRun is the shortest base64 or hex run worth decoding.
