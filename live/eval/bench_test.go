@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +90,3 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(at(0.99).Microseconds()), "p99-µs")
 }
 
-var _ = strings.Repeat

@@ -161,6 +161,17 @@ func (e *Evaluator) rewrite(ctx context.Context, prompt string, in Report) (stri
 			continue
 		case len(redact) > 0:
 			seg, steps = redactSpans(seg, sp[0], redact, steps)
+			for range 8 { // a pattern reports its first match; look again for more
+				r, err := e.run(ctx, "prompt", seg, ScopeInput)
+				if err != nil {
+					return "", nil, "", err
+				}
+				if _, more := judgeSegment(r.Flags); len(more) == 0 {
+					break
+				} else {
+					seg, steps = redactSpans(seg, sp[0], more, steps)
+				}
+			}
 		}
 		kept = append(kept, e.clean(seg))
 	}
@@ -186,11 +197,12 @@ func hasWeight(flags []Flag) bool {
 // judgeSegment sorts a sentence's weighted flags into those that drop it
 // (an instruction, a claim or a request that is the problem) and those
 // whose match can be redacted in place (secrets and personal data found
-// in the text as sent).
+// in the text as sent). Obfuscation flags do neither: the kept text is
+// normalised, and whatever the trick hid raises its own flag.
 func judgeSegment(flags []Flag) (drop, redact []Flag) {
 	for _, f := range flags {
 		switch {
-		case f.Severity.Weight() == 0:
+		case f.Severity.Weight() == 0, f.Category == Obfuscation: // cleaning removes the trick; what it hid is flagged on its own
 		case (f.Category == Secrets || f.Category == PersonalData) && f.Evidence != nil && f.Evidence.View == ViewText:
 			redact = append(redact, f)
 		default:

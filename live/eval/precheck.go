@@ -75,19 +75,13 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 					bad(p.ID, "regex holds the upper-case letter %q but reads lowered text: write it in lower case, or set case_sensitive", r)
 				}
 			}
-			top := branchesOf(tree)
-			budget := maxBranches - len(top)
-			for _, t := range top {
-				subs := splitLeading(t, budget+1)
-				budget -= len(subs) - 1
-				for _, sub := range subs {
-					b, err := pc.branch(sub, p)
-					if err != nil {
-						bad(p.ID, "branch %s: %v", sub, err)
-						continue
-					}
-					c.branches = append(c.branches, b)
+			for _, sub := range branchesOf(p.Regex, maxBranches) {
+				b, err := pc.branch(sub, p)
+				if err != nil {
+					bad(p.ID, "branch %s: %v", sub, err)
+					continue
 				}
+				c.branches = append(c.branches, b)
 			}
 		}
 		pc.patterns[i] = c
@@ -106,21 +100,25 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 // strong literal prefix (Go's regexp then skips to the prefix's
 // occurrences); a branch without one is run only on windows around its
 // anchor.
-func (pc *precheck) branch(sub *syntax.Regexp, p *Pattern) (branch, error) {
-	filter := prefilterOf(sub)
+func (pc *precheck) branch(src string, p *Pattern) (branch, error) {
+	tree, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return branch{}, err
+	}
+	filter := prefilterOf(tree)
 	if len(p.Prefilter) > 0 {
 		filter = &pfNode{op: pfOr}
 		for _, l := range p.Prefilter {
 			filter.subs = append(filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
 		}
 	}
-	re, err := regexp.Compile(sub.String())
+	re, err := regexp.Compile(src)
 	if err != nil {
 		return branch{}, err
 	}
 	b := branch{re: re}
-	if stripped, ok := stripWordStart(sub); ok {
-		if re2, err := regexp.Compile(stripped.String()); err == nil && strongPrefix(re2) {
+	if stripped, ok := stripWordStart(src); ok {
+		if re2, err := regexp.Compile(stripped); err == nil && strongPrefix(re2) {
 			b.re, b.wordStart = re2, true
 		}
 	}

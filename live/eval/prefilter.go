@@ -19,7 +19,7 @@ import (
 const (
 	minLiteral  = 3   // literals shorter than this say too little to test
 	maxExact    = 16  // bound on an exact set of strings before it becomes a prefilter
-	maxBranches = 64  // bound on the branches one expression is cut into
+	maxBranches = 48  // bound on the branches one expression is cut into
 	matchSpan   = 240 // a match is looked for within this many bytes either side of an anchor
 )
 
@@ -330,88 +330,152 @@ func dedupe(set []string) []string {
 	return slices.Compact(set)
 }
 
-// branchesOf cuts an expression into its top-level alternatives. A
-// concatenation around one alternation (the parser factors common
-// prefixes such as \b out of "\ba|\bb") is distributed over it.
-func branchesOf(re *syntax.Regexp) []*syntax.Regexp {
-	switch re.Op {
-	case syntax.OpAlternate:
-		var out []*syntax.Regexp
-		for _, sub := range re.Sub {
-			out = append(out, branchesOf(sub)...)
-		}
-		if len(out) > maxBranches {
-			return []*syntax.Regexp{re}
-		}
-		return out
-	case syntax.OpConcat:
-		at := -1
-		for i, sub := range re.Sub {
-			switch sub.Op {
-			case syntax.OpAlternate:
-				if at >= 0 {
-					return []*syntax.Regexp{re}
-				}
-				at = i
-			case syntax.OpLiteral, syntax.OpWordBoundary, syntax.OpBeginLine, syntax.OpBeginText, syntax.OpEmptyMatch:
-			default:
-				return []*syntax.Regexp{re}
+// Cutting expressions into branches is done on the source text: the
+// syntax tree's String method costs too much on the large negated classes
+// (\W) the patterns use.
+
+// groupEnd returns the index of the ')' closing the group that opens at
+// src[open], skipping escapes and character classes; -1 if unclosed.
+func groupEnd(src string, open int) int {
+	depth := 0
+	for i := open; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			i = classEnd(src, i)
+			if i < 0 {
+				return -1
+			}
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return i
 			}
 		}
-		if at < 0 {
-			return []*syntax.Regexp{re}
-		}
-		var out []*syntax.Regexp
-		for _, alt := range branchesOf(re.Sub[at]) {
-			subs := append(append(slices.Clone(re.Sub[:at]), alt), re.Sub[at+1:]...)
-			out = append(out, &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs})
-		}
-		if len(out) > maxBranches {
-			return []*syntax.Regexp{re}
-		}
-		return out
 	}
-	return []*syntax.Regexp{re}
+	return -1
 }
 
-// splitLeading distributes a branch over the alternation it starts with
-// (after word boundaries), so that each resulting branch starts with a
-// literal: Go's regexp then skips to that literal's occurrences instead
-// of trying every position. It gives up (returns re alone) past limit.
-func splitLeading(re *syntax.Regexp, limit int) []*syntax.Regexp {
-	if re.Op != syntax.OpConcat {
-		return []*syntax.Regexp{re}
-	}
-	i := 0
-	for i < len(re.Sub) && re.Sub[i].Op == syntax.OpWordBoundary {
+// classEnd returns the index of the ']' closing the class that opens at
+// src[open]; a ']' right after "[" or "[^" is a literal.
+func classEnd(src string, open int) int {
+	i := open + 1
+	if i < len(src) && src[i] == '^' {
 		i++
 	}
-	if i == len(re.Sub) || re.Sub[i].Op != syntax.OpAlternate || len(re.Sub[i].Sub) > limit {
-		return []*syntax.Regexp{re}
+	if i < len(src) && src[i] == ']' {
+		i++
 	}
-	var out []*syntax.Regexp
-	for _, alt := range re.Sub[i].Sub {
-		subs := append(append(slices.Clone(re.Sub[:i]), alt), re.Sub[i+1:]...)
-		out = append(out, &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: subs})
+	for ; i < len(src); i++ {
+		switch {
+		case src[i] == '\\':
+			i++
+		case src[i] == '[' && i+1 < len(src) && src[i+1] == ':': // [:alpha:]
+			if end := strings.Index(src[i:], ":]"); end >= 0 {
+				i += end + 1
+			}
+		case src[i] == ']':
+			return i
+		}
+	}
+	return -1
+}
+
+// splitTop splits src at its top-level '|'.
+func splitTop(src string) []string {
+	var out []string
+	start, depth := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '[':
+			if i = classEnd(src, i); i < 0 {
+				return []string{src}
+			}
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case '|':
+			if depth == 0 {
+				out = append(out, src[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, src[start:])
+}
+
+// globalFlags splits a leading flag group such as "(?m)" from src.
+func globalFlags(src string) (flags, rest string) {
+	if strings.HasPrefix(src, "(?") && !strings.HasPrefix(src, "(?:") && !strings.HasPrefix(src, "(?P<") {
+		if end := strings.IndexByte(src, ')'); end > 0 && !strings.Contains(src[:end], ":") {
+			return src[:end+1], src[end+1:]
+		}
+	}
+	return "", src
+}
+
+// branchesOf cuts an expression's source into its top-level alternatives,
+// then distributes each over the non-capturing group it starts with
+// (after word boundaries), so that each branch starts with a literal: Go's
+// regexp then skips to that literal's occurrences instead of trying every
+// position. At most limit branches come out of the distribution.
+func branchesOf(src string, limit int) []string {
+	flags, body := globalFlags(src)
+	top := splitTop(body)
+	budget := limit - len(top)
+	var out []string
+	for _, b := range top {
+		subs := splitLeading(b, budget+1)
+		budget -= len(subs) - 1
+		for _, s := range subs {
+			out = append(out, flags+s)
+		}
 	}
 	return out
 }
 
-// stripWordStart removes the word boundaries a branch starts with and
-// reports whether there were any; the caller checks the boundary itself,
-// so the branch can start with a literal prefix.
-func stripWordStart(re *syntax.Regexp) (*syntax.Regexp, bool) {
-	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[0].Op != syntax.OpWordBoundary {
-		return re, false
+// splitLeading distributes "\b(?:a|b)rest" into "\barest", "\bbrest",
+// unless the group is quantified or has more than limit alternatives.
+func splitLeading(b string, limit int) []string {
+	lead := 0
+	for strings.HasPrefix(b[lead:], `\b`) {
+		lead += 2
 	}
-	i := 0
-	for i < len(re.Sub)-1 && re.Sub[i].Op == syntax.OpWordBoundary {
-		i++
+	if !strings.HasPrefix(b[lead:], "(?:") {
+		return []string{b}
 	}
-	if re.Sub[i].Op == syntax.OpConcat { // flatten, so a nested boundary is seen too
-		return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: append(slices.Clone(re.Sub[i].Sub), re.Sub[i+1:]...)}, true
+	end := groupEnd(b, lead)
+	if end < 0 || end+1 < len(b) && strings.IndexByte("?*+{", b[end+1]) >= 0 {
+		return []string{b}
 	}
-	return &syntax.Regexp{Op: syntax.OpConcat, Flags: re.Flags, Sub: slices.Clone(re.Sub[i:])}, true
+	alts := splitTop(b[lead+3 : end])
+	if len(alts) < 2 || len(alts) > limit {
+		return []string{b}
+	}
+	out := make([]string, len(alts))
+	for i, a := range alts {
+		out[i] = b[:lead] + a + b[end+1:]
+	}
+	return out
+}
+
+// stripWordStart removes the word boundaries a branch starts with (after
+// its flags) and reports whether there were any; the caller then checks
+// the boundary itself, so the branch can start with a literal prefix.
+func stripWordStart(src string) (string, bool) {
+	flags, body := globalFlags(src)
+	if !strings.HasPrefix(body, `\b`) {
+		return src, false
+	}
+	for strings.HasPrefix(body, `\b`) {
+		body = body[2:]
+	}
+	return flags + body, true
 }
 
 // isWordByte is \b's notion of a word character (ASCII only, as in Go).
