@@ -89,4 +89,3 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(at(0.50).Microseconds()), "p50-µs")
 	b.ReportMetric(float64(at(0.99).Microseconds()), "p99-µs")
 }
-

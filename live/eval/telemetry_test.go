@@ -23,7 +23,7 @@ func TestCompliance(t *testing.T) {
 		rec(KindGovern, now.Add(-3*time.Hour), Review, Secrets),
 		rec(KindCertify, now.Add(-4*time.Hour), ""),
 		rec(KindEvaluate, now.Add(-30*time.Hour), Block, Jailbreak), // outside 24 h
-		rec(KindEvaluate, now.Add(time.Minute), Allow),             // in the future: outside
+		rec(KindEvaluate, now.Add(time.Minute), Allow),              // in the future: outside
 	}
 	from, to, err := ComplianceWindow(24, now)
 	if err != nil {
