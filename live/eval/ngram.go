@@ -133,21 +133,23 @@ func frame(buf []byte, s string) []byte {
 	return buf
 }
 
-// gramSet appends the distinct n-gram buckets of s (squashed, framed by
-// spaces) to out, sorted.
+// gramSet appends the distinct feature buckets of s (framed) to out, sorted.
 func gramSet(out []uint32, s []byte) []uint32 {
-	if len(s) < ngramN {
-		return out
-	}
+	features(s, func(g uint32) { out = append(out, g) })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// features calls emit with the bucket of every character 4-gram of s
+// (framed).
+func features(s []byte, emit func(uint32)) {
 	for i := 0; i+ngramN <= len(s); i++ {
 		h := uint32(2166136261)
 		for _, c := range s[i : i+ngramN] {
 			h = (h ^ uint32(c)) * 16777619
 		}
-		out = append(out, h&(ngramBuckets-1))
+		emit(h & (ngramBuckets - 1))
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // similarity is one category's best match in a text.
@@ -179,17 +181,12 @@ func (sc *ngramScratch) distinctGrams(out []uint32, s []byte) []uint32 {
 		clear(sc.seen)
 		sc.gen = 1
 	}
-	for i := 0; i+ngramN <= len(s); i++ {
-		h := uint32(2166136261)
-		for _, c := range s[i : i+ngramN] {
-			h = (h ^ uint32(c)) * 16777619
-		}
-		g := h & (ngramBuckets - 1)
+	features(s, func(g uint32) {
 		if sc.seen[g] != sc.gen {
 			sc.seen[g] = sc.gen
 			out = append(out, g)
 		}
-	}
+	})
 	return out
 }
 

@@ -22,7 +22,7 @@ type Policy struct {
 	ReviewAt        int     // default 2
 	BlockAt         int     // default 10
 	StructureWeight int     // per entropy anomaly; default 1
-	AIScanThreshold float64 // n-gram similarity that raises an AI-scan flag; default 0.4
+	AIScanThreshold float64 // n-gram similarity that raises an AI-scan flag; default 0.35
 	AIScanMargin    float64 // by how much it must beat the benign exemplars; default 0.08
 	AIScanHigh      float64 // similarity that makes that flag high, not medium; default 0.7
 }
@@ -41,7 +41,7 @@ func (p *Policy) fill() error {
 		p.StructureWeight = 1
 	}
 	if p.AIScanThreshold == 0 {
-		p.AIScanThreshold = 0.4
+		p.AIScanThreshold = 0.35
 	}
 	if p.AIScanMargin == 0 {
 		p.AIScanMargin = 0.08

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -98,24 +100,7 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		dealt := g.deal(lines)
-		for _, split := range []string{Dev, Heldout} {
-			for i, l := range dealt[split] {
-				g.add(split, Sample{ID: id(l, ""), Source: name, Label: Attack, Category: name, Text: l.text})
-				if (name == "prompt_injection" || name == "exfiltration") && i%3 == 0 {
-					c := carrierSplit[split][g.rng.IntN(len(carrierSplit[split]))]
-					a, b, _ := strings.Cut(c.text, " || ")
-					g.add(split, Sample{ID: id(l, "embedded"), Source: name, Label: Attack, Category: name,
-						Text: "Summarize this for me:\n\n" + a + " " + l.text + " " + b})
-				}
-				if i%2 == 0 {
-					m := methods[g.obf%len(methods)]
-					g.obf++
-					g.add(split, Sample{ID: id(l, m), Source: name, Label: Attack, Category: name, Obfuscation: m,
-						Text: g.obfuscate(m, l.text)})
-				}
-			}
-		}
+		g.attacks(name, lines, carrierSplit)
 	}
 	for _, split := range []string{Dev, Heldout} {
 		for i := range 36 {
@@ -127,7 +112,53 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 				Category: "hard_negative", Text: g.lookalike(i)})
 		}
 	}
+	// Texts added later come from more/, dealt with a random source of
+	// their own, so the texts above keep their splits.
+	g.rng = rand.New(rand.NewPCG(seed, 0x6d6f7265))
+	for _, name := range append(slices.Clone(benignSources), attackSources...) {
+		lines, err := readSource(src, "more/"+name)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.Contains(benignSources, name) {
+			dealt := g.deal(lines)
+			for _, split := range []string{Dev, Heldout} {
+				for _, l := range dealt[split] {
+					g.add(split, Sample{ID: id(l, ""), Source: name, Label: Benign, Category: name, Text: l.text})
+				}
+			}
+			continue
+		}
+		g.attacks(name, lines, carrierSplit)
+	}
 	return g.split[Dev], g.split[Heldout], nil
+}
+
+// attacks deals a source's attacks to the splits, with an embedded twin of
+// every third injection or exfiltration and an obfuscated twin of every
+// other attack.
+func (g *generator) attacks(name string, lines []line, carrierSplit map[string][]line) {
+	dealt := g.deal(lines)
+	for _, split := range []string{Dev, Heldout} {
+		for i, l := range dealt[split] {
+			g.add(split, Sample{ID: id(l, ""), Source: name, Label: Attack, Category: name, Text: l.text})
+			if (name == "prompt_injection" || name == "exfiltration") && i%3 == 0 {
+				c := carrierSplit[split][g.rng.IntN(len(carrierSplit[split]))]
+				a, b, _ := strings.Cut(c.text, " || ")
+				g.add(split, Sample{ID: id(l, "embedded"), Source: name, Label: Attack, Category: name,
+					Text: "Summarize this for me:\n\n" + a + " " + l.text + " " + b})
+			}
+			if i%2 == 0 {
+				m := methods[g.obf%len(methods)]
+				g.obf++
+				g.add(split, Sample{ID: id(l, m), Source: name, Label: Attack, Category: name, Obfuscation: m,
+					Text: g.obfuscate(m, l.text)})
+			}
+		}
+	}
 }
 
 func id(l line, variant string) string {
