@@ -77,7 +77,9 @@ func articleTitles(dir string) (map[int]string, error) {
 // fixedNow is the clock of every test evaluator.
 var fixedNow = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 
-// newTestEvaluator builds an evaluator on the project's data.
+// newTestEvaluator builds an evaluator on the project's data. Building one
+// compiles every pattern, so most tests share the evaluators of
+// hookedEvaluator instead.
 func newTestEvaluator(t testing.TB, mod func(*Options)) *Evaluator {
 	t.Helper()
 	data, arts := testData(t)
@@ -90,6 +92,69 @@ func newTestEvaluator(t testing.TB, mod func(*Options)) *Evaluator {
 		t.Fatalf("New: %v", err)
 	}
 	return e
+}
+
+// testHooks stand in for the recorder, the judge and the clock of a
+// shared evaluator; a test sets them and they are reset when it ends.
+type testHooks struct {
+	mu    sync.Mutex
+	rec   Recorder
+	judge Judge
+	now   func() time.Time
+}
+
+func (h *testHooks) get() (Recorder, Judge, func() time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rec, h.judge, h.now
+}
+
+func (h *testHooks) Record(ctx context.Context, r Record) error {
+	if rec, _, _ := h.get(); rec != nil {
+		return rec.Record(ctx, r)
+	}
+	return nil
+}
+
+func (h *testHooks) Judge(ctx context.Context, req JudgeRequest) ([]byte, error) {
+	_, j, _ := h.get()
+	return j.Judge(ctx, req)
+}
+
+func (h *testHooks) Now() time.Time {
+	if _, _, now := h.get(); now != nil {
+		return now()
+	}
+	return fixedNow
+}
+
+var (
+	sharedOnce  [2]sync.Once
+	sharedEval  [2]*Evaluator
+	sharedHooks [2]*testHooks
+)
+
+// hookedEvaluator returns a shared evaluator whose recorder and clock (and
+// judge, with a 50 ms timeout, when judged) are the returned hooks.
+func hookedEvaluator(t testing.TB, judged bool) (*Evaluator, *testHooks) {
+	t.Helper()
+	k := 0
+	if judged {
+		k = 1
+	}
+	sharedOnce[k].Do(func() {
+		h := &testHooks{}
+		sharedHooks[k] = h
+		sharedEval[k] = newTestEvaluator(t, func(o *Options) {
+			o.Recorder, o.Now = h, h.Now
+			if judged {
+				o.Judge, o.JudgeTimeout = h, 50*time.Millisecond
+			}
+		})
+	})
+	h := sharedHooks[k]
+	t.Cleanup(func() { h.mu.Lock(); h.rec, h.judge, h.now = nil, nil, nil; h.mu.Unlock() })
+	return sharedEval[k], h
 }
 
 func flagIDs(r Report) []string {
@@ -106,7 +171,7 @@ func TestPatternCount(t *testing.T) {
 	if len(data.Patterns) != 52 || PatternCount != 52 {
 		t.Fatalf("%d patterns, PatternCount %d; the spec says 52", len(data.Patterns), PatternCount)
 	}
-	e := newTestEvaluator(t, nil)
+	e, _ := hookedEvaluator(t, false)
 	if got := e.Patterns().Count; got != 52 {
 		t.Errorf("Patterns().Count = %d", got)
 	}
@@ -115,7 +180,7 @@ func TestPatternCount(t *testing.T) {
 // TestPatternExamples runs every pattern's examples: each positive raises
 // the pattern, each negative does not.
 func TestPatternExamples(t *testing.T) {
-	e := newTestEvaluator(t, nil)
+	e, _ := hookedEvaluator(t, false)
 	ctx := context.Background()
 	for i := range e.pre.patterns {
 		c := &e.pre.patterns[i]

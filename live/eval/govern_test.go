@@ -7,7 +7,7 @@ import (
 )
 
 func TestGovernRewrite(t *testing.T) {
-	e := newTestEvaluator(t, nil)
+	e, _ := hookedEvaluator(t, false)
 	tests := []struct {
 		desc, prompt string
 		want         string
@@ -56,7 +56,9 @@ func TestGovernRewrite(t *testing.T) {
 
 func TestGovernOutputProfile(t *testing.T) {
 	rec := &memRecorder{}
-	e := newTestEvaluator(t, func(o *Options) { o.Recorder = rec })
+	e, h := hookedEvaluator(t, false)
+	h.rec = rec
+	before := e.Counters().Governs
 	tests := []struct {
 		desc, response string
 		check          func(OutputProfile) bool
@@ -90,7 +92,7 @@ func TestGovernOutputProfile(t *testing.T) {
 	if last.Kind != KindGovern || last.OutputSHA256 == "" || last.InputSHA256 == last.OutputSHA256 {
 		t.Errorf("govern record %+v", last)
 	}
-	if n := e.Counters().Governs; n != int64(len(tests)) {
+	if n := e.Counters().Governs - before; n != int64(len(tests)) {
 		t.Errorf("governs counted %d", n)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestParseJudgeAnswer(t *testing.T) {
@@ -61,7 +60,8 @@ func TestJudgeFailuresAreStageErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
 			rec := &memRecorder{}
-			e := newTestEvaluator(t, func(o *Options) { o.Judge = tc.judge; o.JudgeTimeout = 20 * time.Millisecond; o.Recorder = rec })
+			e, h := hookedEvaluator(t, true)
+			h.judge, h.rec = tc.judge, rec
 			r, err := e.Evaluate(context.Background(), "What is the capital of France?")
 			if err != nil {
 				t.Fatal(err)
@@ -93,7 +93,8 @@ func TestJudgeVerdicts(t *testing.T) {
 		}
 		return []byte(`{"verdict":"clean","categories":[],"confidence":0.95,"reason":"ordinary"}`), nil
 	})
-	e := newTestEvaluator(t, func(o *Options) { o.Judge = judge })
+	e, h := hookedEvaluator(t, true)
+	h.judge = judge
 	r, err := e.Evaluate(context.Background(), "Tell me a story my grandmother would like.")
 	if err != nil {
 		t.Fatal(err)

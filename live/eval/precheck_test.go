@@ -36,8 +36,13 @@ func corpusTexts(t *testing.T) []string {
 // pattern's regex run plainly over the whole view, on every corpus text
 // and every example: both must find a (validated) match, or neither.
 func TestPrecheckMatchesPlainRegex(t *testing.T) {
-	e := newTestEvaluator(t, nil)
-	texts := corpusTexts(t)
+	e, _ := hookedEvaluator(t, false)
+	var texts []string
+	for i, s := range corpusTexts(t) { // every eighth, to keep the test quick under -race
+		if i%8 == 0 {
+			texts = append(texts, s)
+		}
+	}
 	for i := range e.pre.patterns {
 		c := &e.pre.patterns[i]
 		texts = append(texts, c.Examples.Positive...)

@@ -315,15 +315,6 @@ func weakest(set []string) int {
 	return m
 }
 
-func shortest(set []string) int {
-	m := -1
-	for _, s := range set {
-		if m < 0 || len(s) < m {
-			m = len(s)
-		}
-	}
-	return m
-}
 
 func dedupe(set []string) []string {
 	slices.Sort(set)
