@@ -252,7 +252,13 @@ func (e *Evaluator) aiScan(ctx context.Context, r *Report, views []view, base st
 		if v.kind == ViewText && len(views) > 1 && views[1].kind == ViewNormalised {
 			continue // the normalised view reads the same text better
 		}
-		e.index.scan(v.text, v.kind, &best, &budget)
+		if v.regions == nil {
+			e.index.scan(v.text, v.kind, &best, &budget)
+			continue
+		}
+		for _, r := range v.regions { // only what the derived view changed
+			e.index.scan(v.text[r[0]:r[1]], v.kind, &best, &budget)
+		}
 	}
 	r.AIScan = AIScanReport{Engine: EngineNgram, Similarity: map[Category]float64{}}
 	p := &e.opts.Policy

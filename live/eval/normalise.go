@@ -38,34 +38,77 @@ func (k ViewKind) encoded() bool {
 
 // view is one reading of the input.
 type view struct {
-	kind  ViewKind
-	depth int    // decoding layers between the input and this view
-	text  string // the view itself
-	lower string // text with ASCII letters lowered (same byte offsets)
-	ndig  int    // digitRun, computed on first use (+1)
+	kind     ViewKind
+	depth    int         // decoding layers between the input and this view
+	text     string      // the view itself
+	lower    string      // text with ASCII letters lowered (same byte offsets)
+	runs     []digitSpan // digitRuns, computed on first use
+	runsDone bool
+	// regions, when set, are the only parts of the view a match could use
+	// that an earlier view did not have (around the words leetspeak or
+	// spacing changed); the scans read only them.
+	regions [][2]int
 }
 
-// digitRun returns, once per view, the most digits in one run where each
-// digit is at most two separators (space - . / ( ) + :) from the next: the
-// shape of card, account, phone and identity numbers.
-func (v *view) digitRun() int {
-	if v.ndig == 0 {
-		best, run, gap := 0, 0, 0
-		for i := 0; i < len(v.text); i++ {
-			switch c := v.text[i]; {
-			case c >= '0' && c <= '9':
-				run++
-				gap = 0
-				best = max(best, run)
-			case strings.IndexByte(" -./()+:", c) >= 0 && run > 0 && gap < 2:
-				gap++
-			default:
-				run, gap = 0, 0
-			}
+// regions widens the changed spans of a derived view by matchSpan and
+// merges them.
+func regions(text string, changed [][2]int) [][2]int {
+	var out [][2]int
+	for _, c := range changed {
+		w := [2]int{widenStart(text, c[0]-matchSpan, c[0]), widenEnd(text, c[1]+matchSpan)}
+		if k := len(out); k > 0 && w[0] <= out[k-1][1] {
+			out[k-1][1] = max(out[k-1][1], w[1])
+			continue
 		}
-		v.ndig = best + 1
+		out = append(out, w)
 	}
-	return v.ndig - 1
+	return out
+}
+
+// digitSpan is a run of digits, each at most two separators (space - .
+// / ( ) + :) from the next: the shape of card, account, phone and identity
+// numbers.
+type digitSpan struct{ start, end, digits int }
+
+// digitRuns returns the view's digit runs, computed once.
+func (v *view) digitRuns() []digitSpan {
+	if v.runsDone {
+		return v.runs
+	}
+	v.runsDone = true
+	cur, gap := digitSpan{start: -1}, 0
+	for i := 0; i <= len(v.text); i++ {
+		c := byte(0)
+		if i < len(v.text) {
+			c = v.text[i]
+		}
+		switch {
+		case c >= '0' && c <= '9':
+			if cur.start < 0 {
+				cur.start = i
+			}
+			cur.digits++
+			cur.end = i + 1
+			gap = 0
+		case cur.start >= 0 && gap < 2 && (c == ' ' || c == '-' || c == '.' || c == '/' || c == '(' || c == ')' || c == '+' || c == ':'):
+			gap++
+		default:
+			if cur.start >= 0 {
+				v.runs = append(v.runs, cur)
+			}
+			cur, gap = digitSpan{start: -1}, 0
+		}
+	}
+	return v.runs
+}
+
+// digitRun returns the most digits in one of the view's runs.
+func (v *view) digitRun() int {
+	n := 0
+	for _, r := range v.digitRuns() {
+		n = max(n, r.digits)
+	}
+	return n
 }
 
 // ViewInfo describes one scanned view, without its text.
@@ -108,11 +151,15 @@ func (n *normaliser) build(text string) []view {
 		n.views = append(n.views, newView(ViewNormalised, 0, normalised))
 	}
 	base := n.views[len(n.views)-1]
-	if leet := n.deleet(base.lower); leet != "" {
-		n.views = append(n.views, newView(ViewLeet, 0, leet))
+	if leet, changed := n.deleet(base.lower); leet != "" {
+		v := newView(ViewLeet, 0, leet)
+		v.regions = regions(leet, changed)
+		n.views = append(n.views, v)
 	}
-	if spaced := unspace(base.lower); spaced != "" {
-		n.views = append(n.views, newView(ViewSpaced, 0, spaced))
+	if spaced, changed := unspace(base.lower); spaced != "" {
+		v := newView(ViewSpaced, 0, spaced)
+		v.regions = regions(spaced, changed)
+		n.views = append(n.views, v)
 	}
 	if tags != "" {
 		n.add(ViewTags, 1, tags)

@@ -140,11 +140,7 @@ func (pc *precheck) branch(src string, p *Pattern) (branch, error) {
 // the engine's skipping to pay: three bytes or more, and not a stop word.
 func strongPrefix(re *regexp.Regexp) bool {
 	prefix, _ := re.LiteralPrefix()
-	switch prefix {
-	case "the", "and", "for", "are", "was", "not", "but":
-		return false
-	}
-	return len(prefix) >= 3
+	return len(prefix) >= 3 && !stopWords[prefix]
 }
 
 // intern copies a prefilter tree, numbering its literals.
@@ -261,7 +257,14 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 		if c.CaseSensitive {
 			text = v.text
 		}
-		for _, w := range pc.windows(b, s, v.lower) {
+		ws := pc.windows(b, s, v.lower)
+		switch {
+		case v.regions != nil:
+			ws = v.regions
+		case c.MinDigits > 0 && b.anchors == nil && !strongPrefix(b.re):
+			ws = s.digitWindows(v, c.MinDigits)
+		}
+		for _, w := range ws {
 			if off, n, ok := pc.find(c, b, v, text, w); ok {
 				return off, n, true
 			}
@@ -310,6 +313,26 @@ func (pc *precheck) find(c *compiled, b *branch, v *view, text string, w [2]int)
 		}
 	}
 	return 0, 0, false
+}
+
+// digitWindows returns windows around the view's runs of at least min
+// digits (see view.digitRun): the runs a digit pattern can match, with
+// room before them for a label ("passport number:") and after for a
+// suffix.
+func (s *scan) digitWindows(v *view, min int) [][2]int {
+	s.windows = s.windows[:0]
+	for _, r := range v.digitRuns() {
+		if r.digits < min {
+			continue
+		}
+		w := [2]int{widenStart(v.lower, r.start-48, r.start), widenEnd(v.lower, r.end+8)}
+		if n := len(s.windows); n > 0 && w[0] <= s.windows[n-1][1] {
+			s.windows[n-1][1] = max(s.windows[n-1][1], w[1])
+			continue
+		}
+		s.windows = append(s.windows, w)
+	}
+	return s.windows
 }
 
 // holds evaluates a prefilter tree on the view's literals.

@@ -20,7 +20,7 @@ const (
 	minLiteral  = 3   // literals shorter than this say too little to test
 	maxExact    = 16  // bound on an exact set of strings before it becomes a prefilter
 	maxBranches = 48  // bound on the branches one expression is cut into
-	matchSpan   = 240 // a match is looked for within this many bytes either side of an anchor
+	matchSpan   = 200 // a match is looked for within this many bytes either side of an anchor
 )
 
 type pfOp uint8
@@ -314,7 +314,6 @@ func weakest(set []string) int {
 	}
 	return m
 }
-
 
 func dedupe(set []string) []string {
 	slices.Sort(set)

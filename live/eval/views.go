@@ -90,7 +90,7 @@ var leet = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't',
 // two leet characters ("byp455", "4r3"). When two or more words count, the
 // text is taken as written in leetspeak and every word with a leet
 // character is read so ("ar3", a lone "4").
-func (n *normaliser) deleet(lower string) string {
+func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	type token struct{ start, end, letters, leets int }
 	var toks []token
 	strong := 0
@@ -124,22 +124,24 @@ func (n *normaliser) deleet(lower string) string {
 		start = -1
 	}
 	if strong == 0 {
-		return ""
+		return "", nil
 	}
 	b := []byte(lower)
+	var changed [][2]int
 	for _, t := range toks {
 		ownRight := t.leets < 0
 		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0) {
 			continue
 		}
 		n.rep.LeetTokens++
+		changed = append(changed, [2]int{t.start, t.end})
 		for k := t.start; k < t.end; k++ {
 			if l := leet[b[k]]; l != 0 {
 				b[k] = l
 			}
 		}
 	}
-	return string(b)
+	return string(b), changed
 }
 
 func isLowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
@@ -147,12 +149,12 @@ func isLowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
 // unspace joins letters written one at a time ("i g n o r e", "i.g.n.o.r.e",
 // at least four in a row with one separator between each) in the lowered
 // text; it returns "" when there are none. Two spaces still part words.
-func unspace(lower string) string {
+func unspace(lower string) (string, [][2]int) {
 	if s, ok := unspaceAll(lower); ok {
-		return s
+		return s, nil // the whole text changed
 	}
 	var b []byte
-	changed := false
+	var changed [][2]int
 	for i := 0; i < len(lower); {
 		if isLowerLetter(lower[i]) && (i == 0 || !isLowerLetter(lower[i-1])) {
 			j, count, sep := i, 1, byte(0)
@@ -164,26 +166,27 @@ func unspace(lower string) string {
 				count++
 			}
 			if count >= 4 {
-				if !changed {
+				if b == nil {
 					b = append(make([]byte, 0, len(lower)), lower[:i]...)
-					changed = true
 				}
+				from := len(b)
 				for k := i; k <= j; k += 2 {
 					b = append(b, lower[k])
 				}
+				changed = append(changed, [2]int{from, len(b)})
 				i = j + 1
 				continue
 			}
 		}
-		if changed {
+		if b != nil {
 			b = append(b, lower[i])
 		}
 		i++
 	}
-	if !changed {
-		return ""
+	if len(changed) == 0 {
+		return "", nil
 	}
-	return string(b)
+	return string(b), changed
 }
 
 // unspaceAll handles a text written wholly one character at a time
