@@ -62,7 +62,7 @@ func (in pfInfo) toMatch() *pfNode {
 		}
 		or.subs = append(or.subs, &pfNode{op: pfLit, lit: key})
 	}
-	return simplifyOr(or)
+	return simplify(or)
 }
 
 // literalKey turns an exact string into a literal key: word marks kept
@@ -151,7 +151,7 @@ func info(re *syntax.Regexp) pfInfo {
 			return pfInfo{exact: exact}
 		}
 		and.subs = append(and.subs, pfInfo{exact: exact}.toMatch())
-		return pfInfo{match: simplifyAnd(and)}
+		return pfInfo{match: simplify(and)}
 	case syntax.OpAlternate:
 		var union []string
 		exact := true
@@ -170,7 +170,7 @@ func info(re *syntax.Regexp) pfInfo {
 		for _, in := range infos {
 			or.subs = append(or.subs, in.toMatch())
 		}
-		return pfInfo{match: simplifyOr(or)}
+		return pfInfo{match: simplify(or)}
 	}
 	return pfInfo{match: pfAllNode}
 }
@@ -190,33 +190,17 @@ func crossProduct(a, b []string) []string {
 	return dedupe(out)
 }
 
-func simplifyAnd(n *pfNode) *pfNode {
+// simplify flattens an AND or OR node: nested nodes of the same kind are
+// merged, "no constraint" parts are dropped from an AND and make an OR no
+// constraint, and a node with one part is that part.
+func simplify(n *pfNode) *pfNode {
 	var subs []*pfNode
 	for _, s := range n.subs {
-		switch s.op {
-		case pfAll:
-		case pfAnd:
-			subs = append(subs, s.subs...)
-		default:
-			subs = append(subs, s)
-		}
-	}
-	switch len(subs) {
-	case 0:
-		return pfAllNode
-	case 1:
-		return subs[0]
-	}
-	return &pfNode{op: pfAnd, subs: subs}
-}
-
-func simplifyOr(n *pfNode) *pfNode {
-	var subs []*pfNode
-	for _, s := range n.subs {
-		switch s.op {
-		case pfAll:
+		switch {
+		case s.op == pfAll && n.op == pfOr:
 			return pfAllNode
-		case pfOr:
+		case s.op == pfAll:
+		case s.op == n.op:
 			subs = append(subs, s.subs...)
 		default:
 			subs = append(subs, s)
@@ -228,7 +212,7 @@ func simplifyOr(n *pfNode) *pfNode {
 	case 1:
 		return subs[0]
 	}
-	return &pfNode{op: pfOr, subs: subs}
+	return &pfNode{op: n.op, subs: subs}
 }
 
 // anchorsOf returns the candidate anchors of a tree: for an AND, the
