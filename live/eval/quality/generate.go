@@ -28,6 +28,13 @@ var (
 	benignSources = []string{"ordinary", "hard_negative"}
 )
 
+// laterRounds are the folders of texts added after the first round, in
+// order, each with the stream of its own random source.
+var laterRounds = []struct {
+	dir    string
+	stream uint64
+}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}}
+
 // Obfuscation methods the generator applies to attacks.
 var methods = []string{"base64", "homoglyph", "zero_width", "leetspeak", "url_encoding", "spaced", "fullwidth", "hex"}
 
@@ -112,27 +119,30 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 				Category: "hard_negative", Text: g.lookalike(i)})
 		}
 	}
-	// Texts added later come from more/, dealt with a random source of
-	// their own, so the texts above keep their splits.
-	g.rng = rand.New(rand.NewPCG(seed, 0x6d6f7265))
-	for _, name := range append(slices.Clone(benignSources), attackSources...) {
-		lines, err := readSource(src, "more/"+name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if slices.Contains(benignSources, name) {
-			dealt := g.deal(lines)
-			for _, split := range []string{Dev, Heldout} {
-				for _, l := range dealt[split] {
-					g.add(split, Sample{ID: id(l, ""), Source: name, Label: Benign, Category: name, Text: l.text})
-				}
+	// Texts added later come from rounds (more/, r3/), each dealt with a
+	// random source of its own, so the texts of earlier rounds keep their
+	// splits.
+	for _, round := range laterRounds {
+		g.rng = rand.New(rand.NewPCG(seed, round.stream))
+		for _, name := range append(slices.Clone(benignSources), attackSources...) {
+			lines, err := readSource(src, round.dir+name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
 			}
-			continue
+			if err != nil {
+				return nil, nil, err
+			}
+			if slices.Contains(benignSources, name) {
+				dealt := g.deal(lines)
+				for _, split := range []string{Dev, Heldout} {
+					for _, l := range dealt[split] {
+						g.add(split, Sample{ID: id(l, ""), Source: name, Label: Benign, Category: name, Text: l.text})
+					}
+				}
+				continue
+			}
+			g.attacks(name, lines, carrierSplit)
 		}
-		g.attacks(name, lines, carrierSplit)
 	}
 	return g.split[Dev], g.split[Heldout], nil
 }
