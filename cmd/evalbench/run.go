@@ -90,7 +90,7 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "# Evaluator benchmark\n\npatterns %s (%d, sha256 %.12s), exemplars %d\n\n", data.Version, len(data.Patterns), data.Digest, len(data.Exemplars))
+	fmt.Fprintf(stdout, "# Evaluator benchmark\n\npatterns %s (%d, sha256 %.12s), lexical model of %d features\n\n", data.Version, len(data.Patterns), data.Digest, data.Lexical.Features())
 
 	splits := []string{cfg.split}
 	if cfg.split == "both" {

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/proofsite/proofsite/live/eval/lexical"
 )
 
 // PatternCount is how many precheck patterns the data must hold (spec 8).
@@ -20,19 +22,22 @@ const PatternCount = 52
 // Where LoadFS reads, relative to the content directory.
 const (
 	PatternsFile = "eval/patterns.yaml"
+	// LexicalFile holds the weights of the AI scan's lexical model
+	// (package lexical), trained by cmd/evaltrain.
+	LexicalFile  = "eval/lexical.tsv"
 	ExemplarsDir = "eval/exemplars"
-	// BenignExemplars holds the contrast set: texts that resemble attacks
-	// on the surface but are not (they lower an n-gram match's confidence).
+	// BenignExemplars holds benign texts, many of which resemble attacks
+	// on the surface: the lexical model's counterweight.
 	BenignExemplars = "benign.txt"
 )
 
 // Data is everything the evaluator reads from content: the patterns, the
-// categories they belong to, and the exemplars of the offline AI scan.
+// categories they belong to, and the lexical model of the offline AI scan.
 type Data struct {
 	Version    string                    // patterns.yaml "version"
 	Categories map[Category]CategoryInfo // every category in Categories
 	Patterns   []Pattern
-	Exemplars  []Exemplar
+	Lexical    *lexical.Model
 	Digest     string // hex SHA-256 over the files LoadFS read, in order
 }
 
@@ -86,7 +91,7 @@ type Examples struct {
 	Negative []string `yaml:"negative"`
 }
 
-// Exemplar is one text of the offline AI scan's reference set.
+// Exemplar is one labelled text of the lexical model's training set.
 type Exemplar struct {
 	ID       string   // file name without .txt, '#', line number
 	Category Category // empty for the benign contrast set
@@ -100,8 +105,8 @@ type patternsFile struct {
 	Patterns   []Pattern                 `yaml:"patterns"`
 }
 
-// LoadFS reads the patterns and exemplars from a content directory
-// (PatternsFile and ExemplarsDir/*.txt) and checks them. It reports every
+// LoadFS reads the patterns and the lexical model from a content
+// directory (PatternsFile, LexicalFile) and checks them. It reports every
 // problem it finds, joined; each is a *DataError matching ErrData.
 func LoadFS(fsys fs.FS) (Data, error) {
 	digest := sha256.New()
@@ -116,31 +121,17 @@ func LoadFS(fsys fs.FS) (Data, error) {
 	}
 	d := Data{Version: pf.Version, Categories: pf.Categories, Patterns: pf.Patterns}
 
-	files, err := fs.Glob(fsys, ExemplarsDir+"/*.txt")
-	if err != nil || len(files) == 0 {
-		return Data{}, &DataError{File: ExemplarsDir, Msg: "no exemplar files (*.txt)"}
+	raw, err = fs.ReadFile(fsys, LexicalFile)
+	if err != nil {
+		return Data{}, &DataError{File: LexicalFile, Msg: err.Error()}
 	}
-	var errs []error
-	for _, f := range files { // Glob sorts, so the digest is stable
-		raw, err := fs.ReadFile(fsys, f)
-		if err != nil {
-			errs = append(errs, &DataError{File: f, Msg: err.Error()})
-			continue
-		}
-		digest.Write(raw)
-		base := strings.TrimSuffix(path.Base(f), ".txt")
-		var cat Category
-		if path.Base(f) != BenignExemplars {
-			cat = Category(base)
-			if !cat.Valid() {
-				errs = append(errs, &DataError{File: f, Msg: fmt.Sprintf("%q is not a category (name the file after one, or %s)", base, BenignExemplars)})
-				continue
-			}
-		}
-		d.Exemplars = append(d.Exemplars, parseExemplars(base, cat, raw)...)
+	digest.Write(raw)
+	if d.Lexical, err = lexical.Parse(bytes.NewReader(raw)); err != nil {
+		return Data{}, &DataError{File: LexicalFile, Msg: err.Error()}
 	}
+
 	d.Digest = hex.EncodeToString(digest.Sum(nil))
-	errs = append(errs, d.check()...)
+	errs := d.check()
 	if len(errs) > 0 {
 		return Data{}, joinErrors(errs)
 	}
@@ -223,14 +214,57 @@ func (d *Data) check() []error {
 			bad(id, "needs at least one positive and one negative example")
 		}
 	}
-	exemplars := map[Category]int{}
-	for _, e := range d.Exemplars {
-		exemplars[e.Category]++
-	}
-	for _, c := range []Category{PromptInjection, Jailbreak, HarmfulContent, Exfiltration, GovernanceClaims} {
-		if exemplars[c] == 0 {
-			errs = append(errs, &DataError{File: ExemplarsDir, Msg: fmt.Sprintf("no exemplars for %s", c)})
+	if d.Lexical == nil {
+		errs = append(errs, &DataError{File: LexicalFile, Msg: "no lexical model"})
+	} else {
+		for _, c := range d.Lexical.Classes[1:] {
+			if !Category(c).Valid() {
+				errs = append(errs, &DataError{File: LexicalFile, Msg: fmt.Sprintf("class %q is not a category", c)})
+			}
 		}
 	}
 	return errs
+}
+
+// LoadExemplars reads the exemplars (ExemplarsDir/*.txt, one file per
+// category plus BenignExemplars): the labelled texts the lexical model is
+// trained on, with the corpus's dev split (cmd/evaltrain). The evaluator
+// itself does not read them.
+func LoadExemplars(fsys fs.FS) ([]Exemplar, error) {
+	files, err := fs.Glob(fsys, ExemplarsDir+"/*.txt")
+	if err != nil || len(files) == 0 {
+		return nil, &DataError{File: ExemplarsDir, Msg: "no exemplar files (*.txt)"}
+	}
+	var out []Exemplar
+	var errs []error
+	for _, f := range files {
+		raw, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			errs = append(errs, &DataError{File: f, Msg: err.Error()})
+			continue
+		}
+		base := strings.TrimSuffix(path.Base(f), ".txt")
+		var cat Category
+		if path.Base(f) != BenignExemplars {
+			cat = Category(base)
+			if !cat.Valid() {
+				errs = append(errs, &DataError{File: f, Msg: fmt.Sprintf("%q is not a category (name the file after one, or %s)", base, BenignExemplars)})
+				continue
+			}
+		}
+		out = append(out, parseExemplars(base, cat, raw)...)
+	}
+	counts := map[Category]int{}
+	for _, e := range out {
+		counts[e.Category]++
+	}
+	for _, c := range []Category{"", PromptInjection, Jailbreak, HarmfulContent, Exfiltration, GovernanceClaims} {
+		if counts[c] == 0 && len(errs) == 0 {
+			errs = append(errs, &DataError{File: ExemplarsDir, Msg: fmt.Sprintf("no exemplars for %q (benign when empty)", c)})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	return out, nil
 }

@@ -18,17 +18,11 @@ func contentFS(t *testing.T, edit func(string) string) fstest.MapFS {
 		t.Fatal(err)
 	}
 	fsys[PatternsFile] = &fstest.MapFile{Data: []byte(edit(string(raw)))}
-	entries, err := os.ReadDir(contentDir + "/" + ExemplarsDir)
+	model, err := os.ReadFile(contentDir + "/" + LexicalFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range entries {
-		b, err := os.ReadFile(contentDir + "/" + ExemplarsDir + "/" + e.Name())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fsys[ExemplarsDir+"/"+e.Name()] = &fstest.MapFile{Data: b}
-	}
+	fsys[LexicalFile] = &fstest.MapFile{Data: model}
 	return fsys
 }
 

@@ -9,19 +9,21 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/proofsite/proofsite/live/eval/lexical"
 )
 
 // Options configure an Evaluator. Only Data is required; every other
 // field has a documented default for its zero value.
 type Options struct {
-	// Data is the pattern set and exemplars (LoadFS). It must hold exactly
-	// PatternCount patterns.
+	// Data is the pattern set and the lexical model (LoadFS). It must hold
+	// exactly PatternCount patterns.
 	Data Data
 	// Articles maps constitution article numbers to their titles. When
 	// set, every article the data names must be in it, and flags carry the
 	// title. When nil, flags carry the number only.
 	Articles map[int]string
-	// Judge, when set, is asked about every text after the n-gram scan.
+	// Judge, when set, is asked about every text after the lexical model.
 	Judge Judge
 	// JudgeTimeout bounds one judge call; 0 means 5 s.
 	JudgeTimeout time.Duration
@@ -44,7 +46,6 @@ type Limits struct {
 	MaxViews        int // views scanned, the input included; default 12
 	MaxDecodedBytes int // bytes decoded over all layers; default 64 KiB
 	MaxAnalyseBytes int // bytes the entropy stage reads; default MaxBytes
-	MaxChunks       int // chunks the n-gram scan compares, over all views; default 160
 }
 
 // DefaultMaxBytes is the default size limit of a text.
@@ -61,14 +62,12 @@ func (l *Limits) fill() {
 	def(&l.MaxViews, 12)
 	def(&l.MaxDecodedBytes, 64<<10)
 	def(&l.MaxAnalyseBytes, l.MaxBytes)
-	def(&l.MaxChunks, 160)
 }
 
 // Evaluator runs the pipeline. It is safe for concurrent use.
 type Evaluator struct {
 	opts     Options
 	pre      *precheck
-	index    *ngramIndex
 	patterns PatternSetInfo
 	counters counters
 	log      *slog.Logger
@@ -106,7 +105,7 @@ func New(opts Options) (*Evaluator, error) {
 		opts.Now = time.Now
 	}
 	opts.Limits.fill()
-	if err := opts.Policy.fill(); err != nil {
+	if err := opts.Policy.fill(opts.Data.Lexical.Threshold); err != nil {
 		return nil, err
 	}
 	log := opts.Logger
@@ -114,7 +113,7 @@ func New(opts Options) (*Evaluator, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Evaluator{
-		opts: opts, pre: pre, index: newNgramIndex(opts.Data.Exemplars), log: log,
+		opts: opts, pre: pre, log: log,
 		patterns: PatternSetInfo{Version: opts.Data.Version, Count: len(opts.Data.Patterns), Digest: opts.Data.Digest},
 	}, nil
 }
@@ -165,7 +164,8 @@ func (e *Evaluator) run(ctx context.Context, field, text string, side Scope) (Re
 	// 2. normalise
 	s := scanPool.Get().(*scan)
 	defer func() {
-		*s = scan{views: s.views[:0], hits: s.hits[:0], counts: s.counts[:0], windows: s.windows[:0]}
+		*s = scan{views: s.views[:0], hits: s.hits[:0], counts: s.counts[:0], occ: s.occ[:0],
+			positions: s.positions[:0], start: s.start[:0], fill: s.fill[:0], windows: s.windows[:0]}
 		scanPool.Put(s)
 	}()
 	n := normaliser{lim: e.opts.Limits, rep: &s.norm, views: s.views[:0]}
@@ -243,43 +243,55 @@ func (e *Evaluator) patternFlag(c *compiled, h hit) Flag {
 	return f
 }
 
-// aiScan runs the n-gram scan over the views and, when configured, the
-// judge; only the judge can fail.
+// aiScan runs the lexical model over the views and, when configured,
+// the judge; only the judge can fail. The model reads the base view
+// whole, each decoded layer whole, and of the leetspeak and spacing views
+// only what they changed; the window most like an attack, over all of
+// them, decides.
 func (e *Evaluator) aiScan(ctx context.Context, r *Report, views []view, base string) error {
-	var best [len(Categories)]similarity
-	budget := e.opts.Limits.MaxChunks
-	for _, v := range views {
-		if v.kind == ViewText && len(views) > 1 && views[1].kind == ViewNormalised {
-			continue // the normalised view reads the same text better
+	m := e.opts.Data.Lexical
+	var best lexical.Result
+	var bestView ViewKind
+	var offset int
+	consider := func(v *view, text string, at int) {
+		res := m.Scan(text)
+		for c := 1; c < len(m.Classes); c++ {
+			best.Max[c] = max(best.Max[c], res.Max[c])
 		}
-		if v.regions == nil {
-			e.index.scan(v.text, v.kind, &best, &budget)
-			continue
-		}
-		for _, r := range v.regions { // only what the derived view changed
-			e.index.scan(v.text[r[0]:r[1]], v.kind, &best, &budget)
+		if res.Attack > best.Attack || bestView == "" {
+			res.Max = best.Max
+			best, bestView, offset = res, v.kind, at
 		}
 	}
-	r.AIScan = AIScanReport{Engine: EngineNgram, Similarity: map[Category]float64{}}
+	for i := range views {
+		v := &views[i]
+		switch {
+		case v.kind == ViewText && len(views) > 1 && views[1].kind == ViewNormalised:
+			// the normalised view reads the same text better
+		case v.regions != nil:
+			for _, w := range v.regions {
+				consider(v, v.text[w[0]:w[1]], w[0])
+			}
+		default:
+			consider(v, v.text, 0)
+		}
+	}
+	r.AIScan = AIScanReport{Engine: EngineLexical, Scores: map[Category]float64{}}
+	for c := 1; c < len(m.Classes); c++ {
+		r.AIScan.Scores[Category(m.Classes[c])] = round3(best.Max[c])
+	}
 	p := &e.opts.Policy
-	for i, b := range best {
-		if b.view == "" {
-			continue
-		}
-		c := Categories[i]
-		r.AIScan.Similarity[c] = round3(b.score)
-		if b.score < p.AIScanThreshold || b.margin < p.AIScanMargin {
-			continue
-		}
+	if best.Attack >= p.AIScanThreshold {
+		c := Category(m.Classes[best.Class])
 		sev := Medium
-		if b.score >= p.AIScanHigh {
+		if best.Attack >= p.AIScanHigh {
 			sev = High
 		}
 		info := e.opts.Data.Categories[c]
-		r.Flags = append(r.Flags, Flag{ID: "AI-" + string(c), Title: "Resembles known " + categoryWords(c),
+		r.Flags = append(r.Flags, Flag{ID: "AI-" + string(c), Title: "Reads like " + categoryWords(c),
 			Category: c, Severity: sev, Source: SourceAIScan, Article: info.Article,
 			Explanation: info.Description, Remediation: info.Remediation,
-			Evidence: &Evidence{View: b.view, Similarity: round3(b.score), Exemplar: e.index.exemplars[b.exemplar].ID}})
+			Evidence: &Evidence{View: bestView, Offset: offset + best.Start, Length: best.End - best.Start, Probability: round3(best.Attack)}})
 	}
 	if e.opts.Judge == nil {
 		return nil

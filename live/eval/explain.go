@@ -66,7 +66,8 @@ func (e *Evaluator) explain(r *Report) {
 		if f.Source == SourcePrecheck {
 			where = " " + whereFound(f.Evidence)
 		} else if f.Evidence != nil {
-			where = fmt.Sprintf(" Its nearest exemplar (%s) has a similarity of %.2f.", f.Evidence.Exemplar, f.Evidence.Similarity)
+			where = fmt.Sprintf(" The lexical model gives a passage of %d bytes (%s view, at byte %d) a probability of %.2f of being one.",
+				f.Evidence.Length, f.Evidence.View, f.Evidence.Offset, f.Evidence.Probability)
 		}
 		f.Explanation = fmt.Sprintf("%s%s See constitution %s.", strings.TrimSpace(f.Explanation), where, article)
 	}

@@ -137,7 +137,7 @@ func TestRecorderFailure(t *testing.T) {
 
 func TestPolicyThresholds(t *testing.T) {
 	p := Policy{}
-	if err := p.fill(); err != nil {
+	if err := p.fill(0.8); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -167,7 +167,7 @@ func TestPolicyThresholds(t *testing.T) {
 		}
 	}
 	bad := Policy{ReviewAt: 5, BlockAt: 3}
-	if err := bad.fill(); !errors.Is(err, ErrData) {
+	if err := bad.fill(0.8); !errors.Is(err, ErrData) {
 		t.Errorf("ReviewAt above BlockAt: %v", err)
 	}
 }

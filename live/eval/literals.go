@@ -50,11 +50,15 @@ func (l literal) index(s string, from int) int {
 // leads back to the root from any state.
 type literalSet struct {
 	lits    []literal
+	keepAt  []bool // per literal: scan records where it occurs
 	classes [256]uint8
 	nclass  int
 	next    []uint16 // next[state*nclass+class]
-	outputs [][]int  // literal indices that end at each state (failure links folded in)
-	nstates int
+	// outputs[outStart[s]:outStart[s+1]] are the literals that end at
+	// state s (failure links folded in).
+	outputs  []int32
+	outStart []int32
+	nstates  int
 }
 
 // newLiteralSet builds the automaton of the literal keys.
@@ -95,15 +99,15 @@ func newLiteralSet(keys []string) *literalSet {
 		return ls // the caller refuses it
 	}
 	ls.next = make([]uint16, ls.nstates*ls.nclass)
-	ls.outputs = make([][]int, ls.nstates)
+	outputs := make([][]int, ls.nstates)
 	fail := make([]int, ls.nstates)
 	queue := []int{0}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		ls.outputs[s] = nodes[s].out
+		outputs[s] = nodes[s].out
 		if s != 0 {
-			ls.outputs[s] = append(append([]int(nil), nodes[s].out...), ls.outputs[fail[s]]...)
+			outputs[s] = append(append([]int(nil), nodes[s].out...), outputs[fail[s]]...)
 		}
 		for c := range ls.nclass {
 			n, ok := nodes[s].child[uint8(c)]
@@ -119,21 +123,47 @@ func newLiteralSet(keys []string) *literalSet {
 			}
 		}
 	}
+	ls.outStart = make([]int32, ls.nstates+1)
+	for s, out := range outputs {
+		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
+		for _, l := range out {
+			ls.outputs = append(ls.outputs, int32(l))
+		}
+	}
 	return ls
 }
 
-// scan sets counts[i] to the number of occurrences of literal i in text
-// (whose boundaries hold); counts has one entry per literal.
-func (ls *literalSet) scan(text string, counts []int32) {
-	clear(counts)
+// occurrence is where a literal that keeps its positions starts.
+type occurrence struct {
+	lit int32
+	at  int32
+}
+
+// scan adds to counts[i] the number of occurrences of literal i in
+// text[from:] (whose boundaries hold, read in all of text); counts has one
+// entry per literal. It appends to at the occurrences of the literals
+// marked keepAt, in text order.
+func (ls *literalSet) scan(text string, from int, counts []int32, at []occurrence) []occurrence {
 	s := 0
-	for i := 0; i < len(text); i++ {
+	for i := from; i < len(text); i++ {
 		s = int(ls.next[s*ls.nclass+int(ls.classes[text[i]])])
-		for _, l := range ls.outputs[s] {
+		lo, hi := ls.outStart[s], ls.outStart[s+1]
+		if lo == hi {
+			continue
+		}
+		for _, l := range ls.outputs[lo:hi] {
 			lit := &ls.lits[l]
-			if (!lit.wordStart && !lit.wordEnd) || lit.at(text, i+1-len(lit.core)) {
+			start := i + 1 - len(lit.core)
+			if start < from {
+				continue
+			}
+			if (!lit.wordStart && !lit.wordEnd) || lit.at(text, start) {
 				counts[l]++
+				if ls.keepAt[l] {
+					at = append(at, occurrence{lit: l, at: int32(start)})
+				}
 			}
 		}
 	}
+	return at
 }

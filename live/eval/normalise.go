@@ -162,7 +162,7 @@ func (n *normaliser) build(text string) []view {
 		n.views = append(n.views, v)
 	}
 	if tags != "" {
-		n.add(ViewTags, 1, tags)
+		n.add(ViewTags, 1, tags, nil)
 	}
 	n.decode(base, 1)
 	n.rep.Views = make([]ViewInfo, len(n.views))
@@ -179,7 +179,7 @@ func newView(kind ViewKind, depth int, text string) view {
 
 // add normalises a decoded layer and adds it as a view, within the bounds;
 // it returns false when a bound stopped it.
-func (n *normaliser) add(kind ViewKind, depth int, decoded string) bool {
+func (n *normaliser) add(kind ViewKind, depth int, decoded string, changed [][2]int) bool {
 	if len(n.views) >= n.lim.MaxViews || n.bytes+len(decoded) > n.lim.MaxDecodedBytes {
 		n.rep.DecodeBounded = true
 		return false
@@ -187,6 +187,9 @@ func (n *normaliser) add(kind ViewKind, depth int, decoded string) bool {
 	n.bytes += len(decoded)
 	text, _ := n.normalise(decoded)
 	v := newView(kind, depth, text)
+	if changed != nil && text == decoded { // offsets still hold
+		v.regions = regions(text, changed)
+	}
 	n.views = append(n.views, v)
 	if depth < n.lim.MaxDecodeDepth {
 		n.decode(v, depth+1)
@@ -207,17 +210,17 @@ func (n *normaliser) decode(v view, depth int) {
 		} else {
 			decoded = decodeBase64(run)
 		}
-		if textual(decoded) && !n.add(kind, depth, string(decoded)) {
+		if textual(decoded) && !n.add(kind, depth, string(decoded), nil) {
 			return
 		}
 	}
 	if strings.Count(v.text, "%") >= 3 {
-		if u, ok := percentDecode(v.text); ok && textual([]byte(u)) && !n.add(ViewURL, depth, u) {
+		if u, changed := percentDecode(v.text); changed != nil && textual([]byte(u)) && !n.add(ViewURL, depth, u, changed) {
 			return
 		}
 	}
 	if depth == 1 && mentionsROT13(v.lower) {
-		n.add(ViewROT13, depth, rot13(v.text))
+		n.add(ViewROT13, depth, rot13(v.text), nil)
 	}
 }
 

@@ -19,18 +19,20 @@ import (
 // asks for review; one low flag (an e-mail address) is reported but
 // allowed, and two low flags ask for review.
 type Policy struct {
-	ReviewAt        int     // default 2
-	BlockAt         int     // default 10
-	StructureWeight int     // per entropy anomaly; default 1
-	AIScanThreshold float64 // n-gram similarity that raises an AI-scan flag; default 0.35
-	AIScanMargin    float64 // by how much it must beat the benign exemplars; default 0.08
-	AIScanHigh      float64 // similarity that makes that flag high, not medium; default 0.7
+	ReviewAt        int // default 2
+	BlockAt         int // default 10
+	StructureWeight int // per entropy anomaly; default 1
+	// AIScanThreshold is the lexical model's attack probability that
+	// raises an AI-scan flag; default the threshold the model was trained
+	// with (chosen by cross-validation on the dev split).
+	AIScanThreshold float64
+	AIScanHigh      float64 // probability that makes that flag high, not medium; default 0.98
 }
 
 // MaxScore caps the score.
 const MaxScore = 100
 
-func (p *Policy) fill() error {
+func (p *Policy) fill(modelThreshold float64) error {
 	if p.ReviewAt == 0 {
 		p.ReviewAt = 2
 	}
@@ -41,13 +43,10 @@ func (p *Policy) fill() error {
 		p.StructureWeight = 1
 	}
 	if p.AIScanThreshold == 0 {
-		p.AIScanThreshold = 0.35
-	}
-	if p.AIScanMargin == 0 {
-		p.AIScanMargin = 0.08
+		p.AIScanThreshold = modelThreshold
 	}
 	if p.AIScanHigh == 0 {
-		p.AIScanHigh = 0.7
+		p.AIScanHigh = max(0.98, p.AIScanThreshold)
 	}
 	if p.ReviewAt < 1 || p.BlockAt <= p.ReviewAt || p.AIScanThreshold > p.AIScanHigh || p.AIScanThreshold > 1 {
 		return fmt.Errorf("%w: policy: need 1 <= ReviewAt < BlockAt and AIScanThreshold <= AIScanHigh <= 1", ErrData)

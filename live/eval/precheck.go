@@ -31,7 +31,22 @@ type branch struct {
 	// windows are cut around the occurrences of the set that occurs least.
 	// nil scans the whole view.
 	anchors [][]int
+	// leads, when every match starts with one of a few literals, are those
+	// literals' indices: the branch is then tried only where one of them
+	// occurs, by at, the branch anchored at the start of its input. nil
+	// when the branch has no such set; it then runs on windows.
+	leads []int
+	at    *regexp.Regexp
+	// follows are sets of literals (indices) that every match of a lead
+	// branch holds one of besides its lead: an attempt is made only where
+	// one of each occurs within leadSpan bytes after the lead.
+	follows [][]int
+	// lineStart says a lead must start its line, after white space.
+	lineStart bool
 }
+
+// leadSpan bounds the bytes an anchored attempt reads after its lead.
+const leadSpan = 256
 
 // precheck is the compiled pattern set.
 type precheck struct {
@@ -75,7 +90,7 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 					bad(p.ID, "regex holds the upper-case letter %q but reads lowered text: write it in lower case, or set case_sensitive", r)
 				}
 			}
-			for _, sub := range branchesOf(p.Regex, maxBranches) {
+			for _, sub := range pc.split(p.Regex) {
 				b, err := pc.branch(sub, p)
 				if err != nil {
 					bad(p.ID, "branch %s: %v", sub, err)
@@ -89,10 +104,40 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}
-	if pc.set = newLiteralSet(pc.literals); pc.set.nstates > 1<<16-1 {
+	pc.set = newLiteralSet(pc.literals)
+	pc.set.keepAt = make([]bool, len(pc.literals))
+	for i := range pc.patterns {
+		for _, b := range pc.patterns[i].branches {
+			for _, l := range b.leads {
+				pc.set.keepAt[l] = true
+			}
+			for _, set := range b.follows {
+				for _, l := range set {
+					pc.set.keepAt[l] = true
+				}
+			}
+		}
+	}
+	if pc.set.nstates > 1<<16-1 {
 		return nil, &DataError{File: PatternsFile, Msg: "the patterns' literals are too many for the prefilter (over 65,535 automaton states)"}
 	}
 	return pc, nil
+}
+
+// split cuts an expression into its top-level alternatives, each with its
+// leading flags; an alternative with no lead set (see leadsOf) is cut
+// further, when its leading group can be distributed (branchesOf).
+func (pc *precheck) split(src string) []string {
+	var out []string
+	flags, body := globalFlags(src)
+	for _, alt := range splitTop(body) {
+		if keys, _, _, _ := leadsOf(flags + alt); keys != nil {
+			out = append(out, flags+alt)
+			continue
+		}
+		out = append(out, branchesOf(flags+alt, maxBranches)...)
+	}
+	return out
 }
 
 // branch compiles one alternative with its prefilter and anchor. A
@@ -112,18 +157,39 @@ func (pc *precheck) branch(src string, p *Pattern) (branch, error) {
 			filter.subs = append(filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
 		}
 	}
+	b := branch{filter: pc.intern(filter)}
+	if !p.CaseSensitive && p.MinDigits == 0 {
+		keys, at, lineStart, err := leadsOf(src)
+		if err != nil {
+			return branch{}, err
+		}
+		if keys != nil {
+			b.at, b.group, b.lineStart = at, at.NumSubexp() > 0, lineStart
+			for _, k := range keys {
+				b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
+			}
+			for _, set := range anchorsOf(filter) {
+				var idx []int
+				for _, lit := range set {
+					idx = append(idx, pc.index[lit])
+				}
+				if !sameSet(idx, b.leads) {
+					b.follows = append(b.follows, idx)
+				}
+			}
+			return b, nil
+		}
+	}
 	re, err := regexp.Compile(src)
 	if err != nil {
 		return branch{}, err
 	}
-	b := branch{re: re}
+	b.re, b.group = re, re.NumSubexp() > 0
 	if stripped, ok := stripWordStart(src); ok {
 		if re2, err := regexp.Compile(stripped); err == nil && strongPrefix(re2) {
 			b.re, b.wordStart = re2, true
 		}
 	}
-	b.group = b.re.NumSubexp() > 0
-	b.filter = pc.intern(filter)
 	if !strongPrefix(b.re) {
 		for _, set := range anchorsOf(filter) {
 			var idx []int
@@ -190,11 +256,17 @@ type hit struct {
 
 // scan is the precheck's working state for one text.
 type scan struct {
-	views   []view
-	norm    NormaliseReport
-	hits    []hit
-	counts  []int32 // per literal: its occurrences in the current view
-	windows [][2]int
+	views  []view
+	norm   NormaliseReport
+	hits   []hit
+	counts []int32      // per literal: its occurrences in the current view
+	occ    []occurrence // where the lead literals occur in the current view, in text order
+	// positions are occ's offsets by literal: literal l's are
+	// positions[start[l]:start[l+1]] (sortOccurrences).
+	positions []int32
+	start     []int32
+	fill      []int32
+	windows   [][2]int
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -205,9 +277,18 @@ type scan struct {
 func (pc *precheck) run(s *scan, side Scope) {
 	s.hits = resize(s.hits, len(pc.patterns))
 	clear(s.hits)
-	s.counts = resize(s.counts, len(pc.literals))
-	for _, v := range s.views {
-		pc.set.scan(v.lower, s.counts)
+	// When there is a normalised view, it is read first and the input as
+	// sent only where that can change the outcome: by the patterns that
+	// read raw characters (secrets, personal data), and by those the
+	// normalised view raised, to tell whether what they found was there to
+	// see or hidden by character tricks.
+	normalised := len(s.views) > 1 && s.views[1].kind == ViewNormalised
+	for vi := range s.views {
+		if normalised && vi == 0 {
+			continue
+		}
+		v := &s.views[vi]
+		pc.read(s, v)
 		for i := range pc.patterns {
 			c := &pc.patterns[i]
 			if c.branches == nil || s.hits[i].found || !c.Scope.covers(side) {
@@ -216,8 +297,21 @@ func (pc *precheck) run(s *scan, side Scope) {
 			if !c.charViews && (v.kind == ViewLeet || v.kind == ViewSpaced || v.kind == ViewROT13) {
 				continue
 			}
-			if off, n, ok := pc.match(c, s, &v); ok {
+			if off, n, ok := pc.match(c, s, v); ok {
 				s.hits[i] = hit{found: true, view: v.kind, depth: v.depth, offset: off, length: n}
+			}
+		}
+		if normalised && vi == 1 {
+			text := &s.views[0]
+			pc.read(s, text)
+			for i := range pc.patterns {
+				c := &pc.patterns[i]
+				if c.branches == nil || !c.Scope.covers(side) || c.charViews && !s.hits[i].found {
+					continue
+				}
+				if off, n, ok := pc.match(c, s, text); ok {
+					s.hits[i] = hit{found: true, view: text.kind, depth: text.depth, offset: off, length: n}
+				}
 			}
 		}
 	}
@@ -257,10 +351,16 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 		if c.CaseSensitive {
 			text = v.text
 		}
+		if b.leads != nil {
+			if off, n, ok := pc.findLead(c, b, s, v, text); ok {
+				return off, n, true
+			}
+			continue
+		}
 		ws := pc.windows(b, s, v.lower)
 		switch {
 		case v.regions != nil:
-			ws = v.regions
+			ws = clip(ws, v.regions)
 		case c.MinDigits > 0 && b.anchors == nil && !strongPrefix(b.re):
 			ws = s.digitWindows(v, c.MinDigits)
 		}
@@ -313,6 +413,157 @@ func (pc *precheck) find(c *compiled, b *branch, v *view, text string, w [2]int)
 		}
 	}
 	return 0, 0, false
+}
+
+// findLead tries branch b where one of its lead literals occurs (within
+// the view's regions, when it has them), anchored there.
+func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text string) (offset, length int, ok bool) {
+	for _, l := range b.leads {
+		for _, at32 := range s.occurrences(l) {
+			at := int(at32)
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, at) || b.lineStart && !startsLine(text, at) {
+				continue
+			}
+			win := text[at:min(len(text), at+leadSpan)]
+			if c.validate == nil {
+				if loc := b.at.FindStringIndex(win); loc != nil {
+					return at, loc[1], true
+				}
+				continue
+			}
+			m := b.at.FindStringSubmatchIndex(win)
+			if m == nil {
+				continue
+			}
+			lo, hi := at, at+m[1]
+			for g := 2; b.group && g+1 < len(m); g += 2 { // the first group that took part
+				if m[g] >= 0 {
+					lo, hi = at+m[g], at+m[g+1]
+					break
+				}
+			}
+			if c.validate(v.text[lo:hi], c.Threshold) {
+				return at, m[1], true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// read finds the literals in a view's lowered text (only in its regions,
+// when it has them): their counts, and where the lead literals occur.
+func (pc *precheck) read(s *scan, v *view) {
+	s.counts = resize(s.counts, len(pc.literals))
+	clear(s.counts)
+	s.occ = s.occ[:0]
+	if v.regions == nil {
+		s.occ = pc.set.scan(v.lower, 0, s.counts, s.occ)
+	}
+	for _, r := range v.regions {
+		s.occ = pc.set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
+	}
+	s.sortOccurrences(len(pc.literals))
+}
+
+// followed reports whether each of b's follow sets has a literal that
+// occurs within leadSpan bytes after at (where a lead occurs).
+func (s *scan) followed(b *branch, at int) bool {
+	for _, set := range b.follows {
+		found := false
+		for _, l := range set {
+			pos := s.occurrences(l)
+			i, _ := slices.BinarySearch(pos, int32(at))
+			if i < len(pos) && int(pos[i]) < at+leadSpan {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSet reports whether a and b hold the same indices.
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// occurrences returns where literal l (one the set keeps positions of)
+// occurs in the current view.
+func (s *scan) occurrences(l int) []int32 {
+	return s.positions[s.start[l]:s.start[l+1]]
+}
+
+// sortOccurrences buckets the view's occurrences by literal (a counting
+// sort that keeps text order within a literal), for occurrences.
+func (s *scan) sortOccurrences(nlits int) {
+	s.start = resize(s.start, nlits+1)
+	clear(s.start)
+	for _, o := range s.occ {
+		s.start[o.lit+1]++
+	}
+	for i := 1; i <= nlits; i++ {
+		s.start[i] += s.start[i-1]
+	}
+	s.positions = resize(s.positions, len(s.occ))
+	fill := s.fill[:0]
+	fill = append(fill, s.start[:nlits]...)
+	for _, o := range s.occ {
+		s.positions[fill[o.lit]] = o.at
+		fill[o.lit]++
+	}
+	s.fill = fill
+}
+
+// clip cuts sorted windows down to their overlap with sorted regions, in
+// place.
+func clip(ws, regions [][2]int) [][2]int {
+	out := ws[:0]
+	for _, w := range ws {
+		for _, r := range regions {
+			lo, hi := max(w[0], r[0]), min(w[1], r[1])
+			if lo < hi {
+				out = append(out, [2]int{lo, hi})
+			}
+		}
+	}
+	return out
+}
+
+// startsLine reports whether only spaces and tabs stand between the start
+// of text[i]'s line and i.
+func startsLine(text string, i int) bool {
+	for i > 0 {
+		switch text[i-1] {
+		case '\n':
+			return true
+		case ' ', '\t', '\r', '\f':
+			i--
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// inRegions reports whether offset i is inside one of the regions.
+func inRegions(regions [][2]int, i int) bool {
+	for _, r := range regions {
+		if i >= r[0] && i < r[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // digitWindows returns windows around the view's runs of at least min

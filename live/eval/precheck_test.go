@@ -57,7 +57,7 @@ func TestPrecheckMatchesPlainRegex(t *testing.T) {
 		plain := regexp.MustCompile(c.Regex)
 		for _, text := range texts {
 			v := newView(ViewText, 0, text)
-			e.pre.set.scan(v.lower, s.counts)
+			e.pre.read(s, &v)
 			_, _, got := e.pre.match(c, s, &v)
 			if c.MinDigits > 0 && v.digitRun() < c.MinDigits {
 				if got {

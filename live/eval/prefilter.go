@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
@@ -462,4 +463,162 @@ func wordBoundary(s string, i int) bool {
 	before := i > 0 && isWordByte(s[i-1])
 	after := i < len(s) && isWordByte(s[i])
 	return before != after
+}
+
+// maxLeads bounds the lead literals of a branch.
+const maxLeads = 64
+
+// leadsOf finds the literals every match of src starts with, when there
+// are a few (at most maxLeads): the exact strings of the longest run of
+// its first elements that has a small exact set, each at least two bytes,
+// or one that is not a word character, or a whole one-letter word. A
+// leading \b becomes a word mark on each key, and a leading "^\s*" (with
+// the m flag) says the lead must start its line (lineStart). It returns
+// the keys and src anchored at the start of its input (its \b or ^\s*
+// dropped, which the caller checks), or nil keys when there is no such
+// set.
+func leadsOf(src string) (keys []string, at *regexp.Regexp, lineStart bool, err error) {
+	flags, body := globalFlags(src)
+	mark := ""
+	for strings.HasPrefix(body, `\b`) {
+		body, mark = body[2:], wordMark
+	}
+	if rest, ok := strings.CutPrefix(body, `^\s*`); ok && strings.Contains(flags, "m") {
+		body, lineStart = rest, true
+	}
+	tree, err := syntax.Parse(flags+body, syntax.Perl)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	set := leadStrings(tree)
+	if set == nil {
+		return nil, nil, false, nil
+	}
+	keys = make([]string, len(set))
+	for i, l := range set {
+		start := mark != "" || strings.HasPrefix(l, wordMark)
+		end := strings.HasSuffix(l, wordMark)
+		core := strings.ReplaceAll(l, wordMark, "") // a mark inside is dropped: at checks it
+		switch {
+		case len(core) >= 2, len(core) == 1 && (!isWordByte(core[0]) || start && end):
+		default:
+			return nil, nil, false, nil
+		}
+		if start {
+			core = wordMark + core
+		}
+		if end {
+			core += wordMark
+		}
+		keys[i] = core
+	}
+	at, err = regexp.Compile(flags + `\A(?:` + body + `)`)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	return keys, at, lineStart, nil
+}
+
+// startsNonWord reports whether every match of re starts with at least
+// one character that is not a word character (\s+, \W, a space).
+func startsNonWord(re *syntax.Regexp) bool {
+	switch re.Op {
+	case syntax.OpPlus:
+		return startsNonWord(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min >= 1 && startsNonWord(re.Sub[0])
+	case syntax.OpLiteral:
+		return len(re.Rune) > 0 && re.Rune[0] < 0x80 && !isWordByte(byte(re.Rune[0]))
+	case syntax.OpCharClass:
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for _, w := range [][2]rune{{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}} {
+				if re.Rune[i] <= w[1] && re.Rune[i+1] >= w[0] {
+					return false
+				}
+			}
+		}
+		return len(re.Rune) > 0
+	}
+	return false
+}
+
+// leadStrings returns the set of strings every match of re starts with
+// (lowered), or nil.
+func leadStrings(re *syntax.Regexp) []string {
+	switch re.Op {
+	case syntax.OpCapture:
+		return leadStrings(re.Sub[0])
+	case syntax.OpPlus:
+		return leadStrings(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return leadStrings(re.Sub[0])
+		}
+		return nil
+	case syntax.OpCharClass:
+		var set []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if len(set) == 16 {
+					return nil
+				}
+				set = append(set, string(unicode.ToLower(r)))
+			}
+		}
+		return dedupe(set)
+	case syntax.OpAlternate:
+		var union []string
+		for _, sub := range re.Sub {
+			l := leadStrings(sub)
+			if l == nil {
+				return nil
+			}
+			union = append(union, l...)
+		}
+		if union = dedupe(union); len(union) > maxLeads {
+			return nil
+		}
+		return union
+	case syntax.OpConcat:
+		if first := re.Sub[0]; (first.Op == syntax.OpQuest || first.Op == syntax.OpStar) && len(re.Sub) > 1 {
+			// an optional first element: what starts with it, and what
+			// starts without it
+			with := leadStrings(&syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{first.Sub[0]}, re.Sub[1:]...)})
+			without := leadStrings(&syntax.Regexp{Op: syntax.OpConcat, Sub: re.Sub[1:]})
+			if with == nil || without == nil || len(with)+len(without) > maxLeads {
+				return nil
+			}
+			return dedupe(append(with, without...))
+		}
+		set := []string{""}
+		for _, sub := range re.Sub {
+			in := info(sub)
+			if in.exact == nil || len(set)*len(in.exact) > maxLeads {
+				if len(set) == 1 && set[0] == "" {
+					return leadStrings(sub) // a first element that is not exact: its own leads
+				}
+				if startsNonWord(sub) { // the lead words end here
+					for i := range set {
+						set[i] += wordMark
+					}
+				}
+				break
+			}
+			next := make([]string, 0, len(set)*len(in.exact))
+			for _, a := range set {
+				for _, b := range in.exact {
+					next = append(next, a+b)
+				}
+			}
+			set = dedupe(next)
+		}
+		if slices.Contains(set, "") {
+			return nil
+		}
+		return set
+	}
+	if in := info(re); in.exact != nil && len(in.exact) <= maxLeads && !slices.Contains(in.exact, "") {
+		return dedupe(in.exact)
+	}
+	return nil
 }

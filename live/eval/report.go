@@ -78,21 +78,26 @@ type Flag struct {
 
 // Evidence locates a match without quoting it.
 type Evidence struct {
-	View       ViewKind `json:"view"`
-	Depth      int      `json:"depth"`                // decoding layers below the input
-	Offset     int      `json:"offset"`               // byte offset in the view
-	Length     int      `json:"length"`               // bytes
-	Similarity float64  `json:"similarity,omitempty"` // AI scan: cosine similarity to the exemplar
-	Exemplar   string   `json:"exemplar,omitempty"`   // AI scan: the nearest exemplar's id
+	View   ViewKind `json:"view"`
+	Depth  int      `json:"depth"`  // decoding layers below the input
+	Offset int      `json:"offset"` // byte offset in the view
+	Length int      `json:"length"` // bytes
+	// Probability is, for an AI-scan flag, the lexical model's probability
+	// that the window [Offset, Offset+Length) of the view is an attack.
+	Probability float64 `json:"probability,omitempty"`
 }
+
+// EngineLexical names the offline AI-scan engine in reports: the lexical
+// model (package lexical).
+const EngineLexical = "lexical-logistic/v1"
 
 // AIScanReport is the AI-scan stage's findings.
 type AIScanReport struct {
-	Engine string `json:"engine"` // EngineNgram
-	// Similarity is the best cosine similarity per attack category over
-	// the text's chunks (only categories some exemplar resembled).
-	Similarity map[Category]float64 `json:"similarity"`
-	Judge      *JudgeReport         `json:"judge,omitempty"` // set when a Judge is configured
+	Engine string `json:"engine"` // EngineLexical
+	// Scores holds, per category the lexical model knows, the highest
+	// probability any window of the text gave it.
+	Scores map[Category]float64 `json:"scores"`
+	Judge  *JudgeReport         `json:"judge,omitempty"` // set when a Judge is configured
 }
 
 // JudgeReport is what the configured judge answered.

@@ -355,13 +355,21 @@ func textual(b []byte) bool {
 	return printable*100 >= runes*90 && letters*2 >= runes
 }
 
-// percentDecode decodes %XX escapes (invalid ones stay as they are).
-func percentDecode(s string) (string, bool) {
+// percentDecode decodes %XX escapes (invalid ones stay as they are); it
+// returns the decoded text and the spans of it that decoding produced
+// (nil when there was nothing to decode).
+func percentDecode(s string) (string, [][2]int) {
 	var b []byte
+	var changed [][2]int
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) && isHexChar(s[i+1]) && isHexChar(s[i+2]) {
 			if b == nil {
 				b = append(make([]byte, 0, len(s)), s[:i]...)
+			}
+			if n := len(changed); n > 0 && changed[n-1][1] == len(b) {
+				changed[n-1][1]++
+			} else {
+				changed = append(changed, [2]int{len(b), len(b) + 1})
 			}
 			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
 			i += 2
@@ -372,9 +380,9 @@ func percentDecode(s string) (string, bool) {
 		}
 	}
 	if b == nil {
-		return "", false
+		return "", nil
 	}
-	return string(b), true
+	return string(b), changed
 }
 
 func unhex(c byte) byte {
