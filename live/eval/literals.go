@@ -75,51 +75,54 @@ func newLiteralSet(keys []string) *literalSet {
 		}
 	}
 	ls.nclass++ // class 0: bytes in no literal
-	type node struct {
-		child map[uint8]int
-		out   []int
+	// The trie is built in the dense table itself: next[s*nclass+c] is
+	// its child (0, the root, for none, since no trie edge leads there).
+	total := 1
+	for _, lit := range ls.lits {
+		total += len(lit.core)
 	}
-	nodes := []node{{child: map[uint8]int{}}}
+	if total > 1<<16-1 {
+		ls.nstates = total // the caller refuses it
+		return ls
+	}
+	ls.next = make([]uint16, total*ls.nclass)
+	var ends [][]int // per state: the literals that end there
+	ends = append(ends, nil)
 	for i, lit := range ls.lits {
 		s := 0
 		for j := 0; j < len(lit.core); j++ {
-			c := ls.classes[lit.core[j]]
-			n, ok := nodes[s].child[c]
-			if !ok {
-				n = len(nodes)
-				nodes = append(nodes, node{child: map[uint8]int{}})
-				nodes[s].child[c] = n
+			at := s*ls.nclass + int(ls.classes[lit.core[j]])
+			if ls.next[at] == 0 {
+				ls.next[at] = uint16(len(ends))
+				ends = append(ends, nil)
 			}
-			s = n
+			s = int(ls.next[at])
 		}
-		nodes[s].out = append(nodes[s].out, i)
+		ends[s] = append(ends[s], i)
 	}
-	ls.nstates = len(nodes)
-	if ls.nstates > 1<<16-1 {
-		return ls // the caller refuses it
-	}
-	ls.next = make([]uint16, ls.nstates*ls.nclass)
+	ls.nstates = len(ends)
+	ls.next = ls.next[:ls.nstates*ls.nclass]
 	outputs := make([][]int, ls.nstates)
 	fail := make([]int, ls.nstates)
 	queue := []int{0}
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
-		outputs[s] = nodes[s].out
+		outputs[s] = ends[s]
 		if s != 0 {
-			outputs[s] = append(append([]int(nil), nodes[s].out...), outputs[fail[s]]...)
+			outputs[s] = append(append([]int(nil), ends[s]...), outputs[fail[s]]...)
 		}
 		for c := range ls.nclass {
-			n, ok := nodes[s].child[uint8(c)]
+			at := s*ls.nclass + c
+			n := int(ls.next[at])
 			switch {
-			case ok:
+			case n != 0:
 				if s != 0 {
 					fail[n] = int(ls.next[fail[s]*ls.nclass+c])
 				}
-				ls.next[s*ls.nclass+c] = uint16(n)
 				queue = append(queue, n)
 			case s != 0:
-				ls.next[s*ls.nclass+c] = ls.next[fail[s]*ls.nclass+c]
+				ls.next[at] = ls.next[fail[s]*ls.nclass+c]
 			}
 		}
 	}

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -60,6 +62,25 @@ type precheck struct {
 // problem, joined.
 func compilePatterns(ps []Pattern) (*precheck, error) {
 	pc := &precheck{patterns: make([]compiled, len(ps)), index: map[string]int{}}
+	// Compiling the expressions is the slow part and needs nothing shared:
+	// it runs on every core; numbering the literals, after, does not.
+	drafts := make([]patternDraft, len(ps))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				drafts[i] = draftPattern(&ps[i])
+			}
+		})
+	}
+	for i := range ps {
+		if ps[i].Regex != "" {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
 	var errs []error
 	bad := func(id, format string, args ...any) {
 		errs = append(errs, &DataError{File: PatternsFile, Pattern: id, Msg: fmt.Sprintf(format, args...)})
@@ -80,23 +101,11 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 			}
 		}
 		if p.Regex != "" {
-			tree, err := syntax.Parse(p.Regex, syntax.Perl)
-			if err != nil {
-				bad(p.ID, "regex: %v", err)
-				continue
+			for _, d := range drafts[i].branches {
+				c.branches = append(c.branches, pc.finish(d))
 			}
-			if !p.CaseSensitive {
-				if r, ok := upperLiteral(tree); ok {
-					bad(p.ID, "regex holds the upper-case letter %q but reads lowered text: write it in lower case, or set case_sensitive", r)
-				}
-			}
-			for _, sub := range pc.split(p.Regex) {
-				b, err := pc.branch(sub, p)
-				if err != nil {
-					bad(p.ID, "branch %s: %v", sub, err)
-					continue
-				}
-				c.branches = append(c.branches, b)
+			for _, err := range drafts[i].errs {
+				bad(p.ID, "%v", err)
 			}
 		}
 		pc.patterns[i] = c
@@ -124,20 +133,37 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	return pc, nil
 }
 
+// part is one branch's source, with its lead set when it has one.
+type part struct {
+	src  string
+	lead *lead
+}
+
 // split cuts an expression into its top-level alternatives, each with its
-// leading flags; an alternative with no lead set (see leadsOf) is cut
-// further, when its leading group can be distributed (branchesOf).
-func (pc *precheck) split(src string) []string {
-	var out []string
+// leading flags. When leads is set, an alternative's lead set is found
+// (leadsOf); one with none is cut further, when its leading group can be
+// distributed (branchesOf).
+func split(src string, leads bool) ([]part, error) {
+	var out []part
 	flags, body := globalFlags(src)
 	for _, alt := range splitTop(body) {
-		if keys, _, _, _ := leadsOf(flags + alt); keys != nil {
-			out = append(out, flags+alt)
+		if !leads {
+			out = append(out, part{src: flags + alt})
 			continue
 		}
-		out = append(out, branchesOf(flags+alt, maxBranches)...)
+		l, err := leadsOf(flags + alt)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			out = append(out, part{src: flags + alt, lead: l})
+			continue
+		}
+		for _, b := range branchesOf(flags+alt, maxBranches) {
+			out = append(out, part{src: b})
+		}
 	}
-	return out
+	return out, nil
 }
 
 // branch compiles one alternative with its prefilter and anchor. A
@@ -145,61 +171,116 @@ func (pc *precheck) split(src string) []string {
 // strong literal prefix (Go's regexp then skips to the prefix's
 // occurrences); a branch without one is run only on windows around its
 // anchor.
-func (pc *precheck) branch(src string, p *Pattern) (branch, error) {
-	tree, err := syntax.Parse(src, syntax.Perl)
+// patternDraft is one pattern's compiled branches before their literals
+// are numbered, and the problems found.
+type patternDraft struct {
+	branches []branchDraft
+	errs     []error
+}
+
+// branchDraft is a branch before its literals are numbered.
+type branchDraft struct {
+	branch
+	filter     *pfNode    // literals not yet interned
+	leadKeys   []string   // the lead set's literal keys
+	anchorSets [][]string // anchorsOf(filter)
+}
+
+// draftPattern checks and compiles one pattern's expression, branch by
+// branch.
+func draftPattern(p *Pattern) patternDraft {
+	var d patternDraft
+	parts, err := split(p.Regex, !p.CaseSensitive && p.MinDigits == 0)
 	if err != nil {
-		return branch{}, err
+		d.errs = append(d.errs, fmt.Errorf("regex: %w", err))
+		return d
 	}
-	filter := prefilterOf(tree)
-	if len(p.Prefilter) > 0 {
-		filter = &pfNode{op: pfOr}
-		for _, l := range p.Prefilter {
-			filter.subs = append(filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
-		}
-	}
-	b := branch{filter: pc.intern(filter)}
-	if !p.CaseSensitive && p.MinDigits == 0 {
-		keys, at, lineStart, err := leadsOf(src)
+	for _, pt := range parts {
+		b, err := draftBranch(pt, p)
 		if err != nil {
-			return branch{}, err
+			d.errs = append(d.errs, fmt.Errorf("branch %s: %w", pt.src, err))
+			continue
 		}
-		if keys != nil {
-			b.at, b.group, b.lineStart = at, at.NumSubexp() > 0, lineStart
-			for _, k := range keys {
-				b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
-			}
-			for _, set := range anchorsOf(filter) {
-				var idx []int
-				for _, lit := range set {
-					idx = append(idx, pc.index[lit])
-				}
-				if !sameSet(idx, b.leads) {
-					b.follows = append(b.follows, idx)
-				}
-			}
-			return b, nil
+		d.branches = append(d.branches, b)
+	}
+	return d
+}
+
+// draftBranch compiles one alternative with its prefilter and, when it
+// has a lead set, anchored at its start (see findLead); otherwise with
+// the anchors its windows are cut around. A leading \b is checked by
+// match itself when that leaves the expression a strong literal prefix
+// (Go's regexp then skips to the prefix's occurrences).
+func draftBranch(pt part, p *Pattern) (branchDraft, error) {
+	src := pt.src
+	var tree *syntax.Regexp
+	if pt.lead != nil {
+		tree = pt.lead.tree // the same literals, less a leading word mark
+	} else {
+		var err error
+		if tree, err = syntax.Parse(src, syntax.Perl); err != nil {
+			return branchDraft{}, err
 		}
+	}
+	if !p.CaseSensitive {
+		if r, ok := upperLiteral(tree); ok {
+			return branchDraft{}, fmt.Errorf("regex holds the upper-case letter %q but reads lowered text: write it in lower case, or set case_sensitive", r)
+		}
+	}
+	d := branchDraft{filter: prefilterOf(tree)}
+	if len(p.Prefilter) > 0 {
+		d.filter = &pfNode{op: pfOr}
+		for _, l := range p.Prefilter {
+			d.filter.subs = append(d.filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
+		}
+	}
+	if l := pt.lead; l != nil {
+		at, err := l.anchored()
+		if err != nil {
+			return branchDraft{}, err
+		}
+		d.at, d.group, d.lineStart, d.leadKeys = at, at.NumSubexp() > 0, l.lineStart, l.keys
+		d.anchorSets = anchorsOf(d.filter)
+		return d, nil
 	}
 	re, err := regexp.Compile(src)
 	if err != nil {
-		return branch{}, err
+		return branchDraft{}, err
 	}
-	b.re, b.group = re, re.NumSubexp() > 0
+	d.re, d.group = re, re.NumSubexp() > 0
 	if stripped, ok := stripWordStart(src); ok {
 		if re2, err := regexp.Compile(stripped); err == nil && strongPrefix(re2) {
-			b.re, b.wordStart = re2, true
+			d.re, d.wordStart = re2, true
 		}
 	}
-	if !strongPrefix(b.re) {
-		for _, set := range anchorsOf(filter) {
-			var idx []int
-			for _, lit := range set {
-				idx = append(idx, pc.index[lit])
-			}
+	if !strongPrefix(d.re) {
+		d.anchorSets = anchorsOf(d.filter)
+	}
+	return d, nil
+}
+
+// finish numbers a draft's literals: its prefilter's, its leads', and its
+// anchors' (which, for a lead branch, become its follow sets, less the
+// lead set itself).
+func (pc *precheck) finish(d branchDraft) branch {
+	b := d.branch
+	b.filter = pc.intern(d.filter)
+	for _, k := range d.leadKeys {
+		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
+	}
+	for _, set := range d.anchorSets {
+		var idx []int
+		for _, lit := range set {
+			idx = append(idx, pc.index[lit])
+		}
+		switch {
+		case b.leads == nil:
 			b.anchors = append(b.anchors, idx)
+		case !sameSet(idx, b.leads):
+			b.follows = append(b.follows, idx)
 		}
 	}
-	return b, nil
+	return b
 }
 
 // strongPrefix reports whether re starts with a literal rare enough for

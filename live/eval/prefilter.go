@@ -468,41 +468,55 @@ func wordBoundary(s string, i int) bool {
 // maxLeads bounds the lead literals of a branch.
 const maxLeads = 64
 
+// lead is what leadsOf found: the literal keys every match starts with,
+// and the branch without its leading \b or ^\s*, parsed.
+type lead struct {
+	keys      []string
+	flags     string
+	body      string
+	tree      *syntax.Regexp
+	lineStart bool // a leading "^\s*" (with the m flag): the lead must start its line
+}
+
+// anchored compiles the branch anchored at the start of its input (its
+// leading \b or ^\s* dropped, which the caller checks).
+func (l *lead) anchored() (*regexp.Regexp, error) {
+	return regexp.Compile(l.flags + `\A(?:` + l.body + `)`)
+}
+
 // leadsOf finds the literals every match of src starts with, when there
 // are a few (at most maxLeads): the exact strings of the longest run of
 // its first elements that has a small exact set, each at least two bytes,
 // or one that is not a word character, or a whole one-letter word. A
-// leading \b becomes a word mark on each key, and a leading "^\s*" (with
-// the m flag) says the lead must start its line (lineStart). It returns
-// the keys and src anchored at the start of its input (its \b or ^\s*
-// dropped, which the caller checks), or nil keys when there is no such
-// set.
-func leadsOf(src string) (keys []string, at *regexp.Regexp, lineStart bool, err error) {
-	flags, body := globalFlags(src)
+// leading \b becomes a word mark on each key. It returns nil when there
+// is no such set.
+func leadsOf(src string) (*lead, error) {
+	l := &lead{}
+	var body string
+	l.flags, body = globalFlags(src)
 	mark := ""
 	for strings.HasPrefix(body, `\b`) {
 		body, mark = body[2:], wordMark
 	}
-	if rest, ok := strings.CutPrefix(body, `^\s*`); ok && strings.Contains(flags, "m") {
-		body, lineStart = rest, true
+	if rest, ok := strings.CutPrefix(body, `^\s*`); ok && strings.Contains(l.flags, "m") {
+		body, l.lineStart = rest, true
 	}
-	tree, err := syntax.Parse(flags+body, syntax.Perl)
+	tree, err := syntax.Parse(l.flags+body, syntax.Perl)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, err
 	}
 	set := leadStrings(tree)
 	if set == nil {
-		return nil, nil, false, nil
+		return nil, nil
 	}
-	keys = make([]string, len(set))
-	for i, l := range set {
-		start := mark != "" || strings.HasPrefix(l, wordMark)
-		end := strings.HasSuffix(l, wordMark)
-		core := strings.ReplaceAll(l, wordMark, "") // a mark inside is dropped: at checks it
+	for _, s := range set {
+		start := mark != "" || strings.HasPrefix(s, wordMark)
+		end := strings.HasSuffix(s, wordMark)
+		core := strings.ReplaceAll(s, wordMark, "") // a mark inside is dropped: the regex checks it
 		switch {
 		case len(core) >= 2, len(core) == 1 && (!isWordByte(core[0]) || start && end):
 		default:
-			return nil, nil, false, nil
+			return nil, nil
 		}
 		if start {
 			core = wordMark + core
@@ -510,13 +524,10 @@ func leadsOf(src string) (keys []string, at *regexp.Regexp, lineStart bool, err 
 		if end {
 			core += wordMark
 		}
-		keys[i] = core
+		l.keys = append(l.keys, core)
 	}
-	at, err = regexp.Compile(flags + `\A(?:` + body + `)`)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return keys, at, lineStart, nil
+	l.body, l.tree = body, tree
+	return l, nil
 }
 
 // startsNonWord reports whether every match of re starts with at least
