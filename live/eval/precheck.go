@@ -160,7 +160,11 @@ func split(src string, leads bool) ([]part, error) {
 			continue
 		}
 		for _, b := range branchesOf(flags+alt, maxBranches) {
-			out = append(out, part{src: b})
+			l, err := leadsOf(b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, part{src: b, lead: l})
 		}
 	}
 	return out, nil
@@ -359,10 +363,10 @@ func (pc *precheck) run(s *scan, side Scope) {
 	s.hits = resize(s.hits, len(pc.patterns))
 	clear(s.hits)
 	// When there is a normalised view, it is read first and the input as
-	// sent only where that can change the outcome: by the patterns that
-	// read raw characters (secrets, personal data), and by those the
-	// normalised view raised, to tell whether what they found was there to
-	// see or hidden by character tricks.
+	// sent only by the patterns that read raw characters (secrets, personal
+	// data). What the normalised view found counts as found in the input
+	// when the matched text is there as it stands (seen, not hidden by
+	// character tricks).
 	normalised := len(s.views) > 1 && s.views[1].kind == ViewNormalised
 	for vi := range s.views {
 		if normalised && vi == 0 {
@@ -384,10 +388,19 @@ func (pc *precheck) run(s *scan, side Scope) {
 		}
 		if normalised && vi == 1 {
 			text := &s.views[0]
+			for i := range pc.patterns {
+				h := &s.hits[i]
+				if !h.found || !pc.patterns[i].charViews {
+					continue
+				}
+				if at := strings.Index(text.lower, v.lower[h.offset:h.offset+h.length]); at >= 0 {
+					*h = hit{found: true, view: text.kind, depth: text.depth, offset: at, length: h.length}
+				}
+			}
 			pc.read(s, text)
 			for i := range pc.patterns {
 				c := &pc.patterns[i]
-				if c.branches == nil || !c.Scope.covers(side) || c.charViews && !s.hits[i].found {
+				if c.branches == nil || c.charViews || !c.Scope.covers(side) {
 					continue
 				}
 				if off, n, ok := pc.match(c, s, text); ok {
@@ -425,7 +438,7 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 	}
 	for i := range c.branches {
 		b := &c.branches[i]
-		if !pc.holds(b.filter, s) {
+		if b.leads != nil && !s.anyOccurs(b.leads) || !pc.holds(b.filter, s) {
 			continue
 		}
 		text := v.lower
@@ -544,6 +557,16 @@ func (pc *precheck) read(s *scan, v *view) {
 		s.occ = pc.set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
 	}
 	s.sortOccurrences(len(pc.literals))
+}
+
+// anyOccurs reports whether one of the literals occurs in the view.
+func (s *scan) anyOccurs(lits []int) bool {
+	for _, l := range lits {
+		if s.counts[l] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // followed reports whether each of b's follow sets has a literal that

@@ -530,6 +530,17 @@ func leadsOf(src string) (*lead, error) {
 	return l, nil
 }
 
+// crossAll concatenates every string of a with every string of b.
+func crossAll(a, b []string) []string {
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
+		}
+	}
+	return dedupe(out)
+}
+
 // startsNonWord reports whether every match of re starts with at least
 // one character that is not a word character (\s+, \W, a space).
 func startsNonWord(re *syntax.Regexp) bool {
@@ -605,6 +616,8 @@ func leadStrings(re *syntax.Regexp) []string {
 		for _, sub := range re.Sub {
 			in := info(sub)
 			if in.exact == nil || len(set)*len(in.exact) > maxLeads {
+				// Not exact (or too many): the leads end with this
+				// element's own leads, or here.
 				if len(set) == 1 && set[0] == "" {
 					return leadStrings(sub) // a first element that is not exact: its own leads
 				}
@@ -612,16 +625,12 @@ func leadStrings(re *syntax.Regexp) []string {
 					for i := range set {
 						set[i] += wordMark
 					}
+				} else if leads := leadStrings(sub); leads != nil && len(set)*len(leads) <= maxLeads {
+					set = crossAll(set, leads)
 				}
 				break
 			}
-			next := make([]string, 0, len(set)*len(in.exact))
-			for _, a := range set {
-				for _, b := range in.exact {
-					next = append(next, a+b)
-				}
-			}
-			set = dedupe(next)
+			set = crossAll(set, in.exact)
 		}
 		if slices.Contains(set, "") {
 			return nil
