@@ -50,13 +50,14 @@ func (l literal) index(s string, from int) int {
 // leads back to the root from any state.
 type literalSet struct {
 	lits    []literal
-	keepAt  []bool // per literal: scan records where it occurs
 	classes [256]uint8
 	nclass  int
-	next    []uint16 // next[state*nclass+class]
+	// next[state*nclass+class] is the next state, with hasOutput set when
+	// some literal ends there.
+	next []uint16
 	// outputs[outStart[s]:outStart[s+1]] are the literals that end at
 	// state s (failure links folded in).
-	outputs  []int32
+	outputs  []output
 	outStart []int32
 	nstates  int
 }
@@ -81,7 +82,7 @@ func newLiteralSet(keys []string) *literalSet {
 	for _, lit := range ls.lits {
 		total += len(lit.core)
 	}
-	if total > 1<<16-1 {
+	if total >= hasOutput {
 		ls.nstates = total // the caller refuses it
 		return ls
 	}
@@ -130,11 +131,49 @@ func newLiteralSet(keys []string) *literalSet {
 	for s, out := range outputs {
 		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
 		for _, l := range out {
-			ls.outputs = append(ls.outputs, int32(l))
+			lit := ls.lits[l]
+			o := output{lit: int32(l), length: int32(len(lit.core))}
+			if lit.wordStart {
+				o.flags |= outWordStart
+			}
+			if lit.wordEnd {
+				o.flags |= outWordEnd
+			}
+			ls.outputs = append(ls.outputs, o)
+		}
+	}
+	for i, n := range ls.next {
+		if len(outputs[n]) > 0 {
+			ls.next[i] = n | hasOutput
 		}
 	}
 	return ls
 }
+
+// keep marks the literals whose positions scan records.
+func (ls *literalSet) keep(lits []bool) {
+	for i := range ls.outputs {
+		if lits[ls.outputs[i].lit] {
+			ls.outputs[i].flags |= outKeepAt
+		}
+	}
+}
+
+// hasOutput marks a transition into a state where literals end.
+const hasOutput = 1 << 15
+
+// output is a literal as the scan needs it at the state where it ends.
+type output struct {
+	lit    int32
+	length int32
+	flags  uint8 // outWordStart, outWordEnd, outKeepAt
+}
+
+const (
+	outWordStart = 1 << iota
+	outWordEnd
+	outKeepAt
+)
 
 // occurrence is where a literal that keeps its positions starts.
 type occurrence struct {
@@ -147,24 +186,24 @@ type occurrence struct {
 // entry per literal. It appends to at the occurrences of the literals
 // marked keepAt, in text order.
 func (ls *literalSet) scan(text string, from int, counts []int32, at []occurrence) []occurrence {
+	next, classes, nclass := ls.next, &ls.classes, ls.nclass
 	s := 0
 	for i := from; i < len(text); i++ {
-		s = int(ls.next[s*ls.nclass+int(ls.classes[text[i]])])
-		lo, hi := ls.outStart[s], ls.outStart[s+1]
-		if lo == hi {
+		n := next[s*nclass+int(classes[text[i]])]
+		s = int(n &^ hasOutput)
+		if n&hasOutput == 0 {
 			continue
 		}
-		for _, l := range ls.outputs[lo:hi] {
-			lit := &ls.lits[l]
-			start := i + 1 - len(lit.core)
-			if start < from {
+		for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
+			start := i + 1 - int(o.length)
+			if start < from ||
+				o.flags&outWordStart != 0 && !wordBoundary(text, start) ||
+				o.flags&outWordEnd != 0 && !wordBoundary(text, i+1) {
 				continue
 			}
-			if (!lit.wordStart && !lit.wordEnd) || lit.at(text, start) {
-				counts[l]++
-				if ls.keepAt[l] {
-					at = append(at, occurrence{lit: l, at: int32(start)})
-				}
+			counts[o.lit]++
+			if o.flags&outKeepAt != 0 {
+				at = append(at, occurrence{lit: o.lit, at: int32(start)})
 			}
 		}
 	}

@@ -114,22 +114,23 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 		return nil, joinErrors(errs)
 	}
 	pc.set = newLiteralSet(pc.literals)
-	pc.set.keepAt = make([]bool, len(pc.literals))
+	if pc.set.nstates >= hasOutput {
+		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
+	}
+	keep := make([]bool, len(pc.literals))
 	for i := range pc.patterns {
 		for _, b := range pc.patterns[i].branches {
 			for _, l := range b.leads {
-				pc.set.keepAt[l] = true
+				keep[l] = true
 			}
 			for _, set := range b.follows {
 				for _, l := range set {
-					pc.set.keepAt[l] = true
+					keep[l] = true
 				}
 			}
 		}
 	}
-	if pc.set.nstates > 1<<16-1 {
-		return nil, &DataError{File: PatternsFile, Msg: "the patterns' literals are too many for the prefilter (over 65,535 automaton states)"}
-	}
+	pc.set.keep(keep)
 	return pc, nil
 }
 
