@@ -5,14 +5,16 @@
 GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
+API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http bench-eval fuzz-ledger fuzz-gate fuzz-eval clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http bench-eval fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
-## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
+## run: set up the chain (first run only), build the site, serve it with the
+## live edge on $(ADDR) and the API origin on $(API_ADDR)
 run: $(BIN)
 	$(BIN) ledger init --data data --content content
 	$(BIN) build --content content --out public --data data
-	$(BIN) serve --content content --public public --data data --addr $(ADDR)
+	$(BIN) serve --content content --public public --data data --addr $(ADDR) --api-addr $(API_ADDR)
 
 ## watch: build, serve and rebuild on every content edit, reloading the browser
 watch: $(BIN)
@@ -27,10 +29,19 @@ build: $(BIN)
 	$(BIN) build --content content --out public --data data
 
 $(BIN): FORCE
-	$(GO) build -o $(BIN) ./cmd/proofsite
+	@echo "building $(BIN) (on an empty Go cache the first build downloads and compiles every dependency: a few minutes; go lists each package as it goes)"
+	$(GO) build -v -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
-test: check-generated fmt-check vet staticcheck unit
+test: tools check-generated fmt-check vet staticcheck unit
+
+## tools: what the end-to-end tests run as an auditor would (the auditor
+## guide's commands): curl and sha256sum, installed from Debian when missing
+tools:
+	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
+		echo "curl or sha256sum not found; installing Debian's packages"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq curl coreutils || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils; }; fi
 
 ## generate: regenerate templ components
 generate:
@@ -57,11 +68,12 @@ unit:
 ## bench: measured speed (see README, "Benchmarks")
 bench: bench-site bench-ledger bench-http bench-eval
 
-## bench-ledger: durable appends/s, incremental verify per append, raw crypto
-## rate, and full walks of 100k and 1M stored blocks against that raw rate
-## (fixtures are generated once under bench/out, which is gitignored)
+## bench-ledger: durable appends/s, incremental verify and Merkle append per
+## row, raw crypto rate, and full walks (payloads and Merkle root included) of
+## 100k and 1M stored blocks against that raw rate (fixtures are generated
+## once under bench/out, which is gitignored)
 bench-ledger:
-	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
+	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify|MerkleAppend' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
 
 ## bench-http: requests/s and p99 of the live edge under wrk on loopback,
@@ -99,6 +111,8 @@ fuzz-ledger:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzMutation$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
 
 ## fuzz-gate: run the gate's authorization-parser fuzz targets for FUZZTIME each
 fuzz-gate:
@@ -116,7 +130,8 @@ bench-site: $(BIN)
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq hugo; }
 	$(GO) run ./cmd/sitebench $(BENCH_FLAGS)
 
+## clean: remove build outputs; never data/ (the chain and its private keys)
 clean:
-	rm -rf bin public/* data
+	rm -rf bin public/*
 
 FORCE:

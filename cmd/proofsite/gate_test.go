@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/gate"
+	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/site/content"
 )
 
@@ -96,13 +98,16 @@ func draftFrom(t *testing.T, stderr string) map[string]any {
 // chainHead returns the stored head, without a full walk.
 func chainHead(t *testing.T, data, contentDir string) ledger.Block {
 	t.Helper()
-	lf := ledgerFlags{data: data, content: contentDir}
-	s, err := lf.openStore(&environment{logger: newLogger(io.Discard, "")}, "", ledger.Hash{})
+	ch, err := content.LoadCharter(os.DirFS(contentDir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	return s.Head()
+	c, err := chain.Open(chain.Options{DataDir: data, Seams: ch.Ledger.Seams(), ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.Store().Head()
 }
 
 // chainVerdict verifies the chain with "ledger verify" and returns its
@@ -217,17 +222,17 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	// Refused too: a scope wider than the change, a key that is not
 	// pinned, an expired authorization (each path has its unit test in
 	// ledger/gate; these check the wiring).
-	wider := window(maps(draft))
+	wider := window(maps.Clone(draft))
 	wider["authorization_id"], wider["scope"] = "wider", []string{"capability.maturity", "file:products/gate/README.md"}
 	other, _, _ := bridgeKey(t)
-	expired := maps(draft)
+	expired := maps.Clone(draft)
 	expired["authorization_id"] = "expired"
 	expired["issued_at"], expired["expires_at"] = now.Add(-2*time.Hour).Format(time.RFC3339), now.Add(-time.Hour).Format(time.RFC3339)
 	for _, tc := range []struct {
 		desc, auth, want string
 	}{
 		{"scope wider than the change", signAuthorization(t, key, wider), "[scope]"},
-		{"not a pinned key", signAuthorization(t, other, window(maps(draft))), "[wrong_key]"},
+		{"not a pinned key", signAuthorization(t, other, window(maps.Clone(draft))), "[wrong_key]"},
 		{"expired", signAuthorization(t, key, expired), "[expired]"},
 	} {
 		if code, _, stderr := publish(tc.auth); code != exitFailure || !strings.Contains(stderr, tc.want) {
@@ -237,7 +242,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 
 	// With a valid authorization for exactly this change: published, and
 	// the gate-decision block is on the canonical spine.
-	second := signAuthorization(t, key, window(maps(draft)))
+	second := signAuthorization(t, key, window(maps.Clone(draft)))
 	code, stdout, stderr = publish(second)
 	if code != exitOK || !strings.Contains(stdout, "recorded at block") {
 		t.Fatalf("second publish: exit %d\n%s%s", code, stdout, stderr)
@@ -286,14 +291,6 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	}
 }
 
-func maps(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 func TestGatePublishNeedsChain(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
 	code, _, stderr := cli(t, "build", "--publish", "--content", realContent, "--out", out, "--data", filepath.Join(t.TempDir(), "none"))
@@ -311,7 +308,7 @@ func TestGateKeygen(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v %v", fi.Mode(), err)
 	}
-	k, err := readPrivateKey(file)
+	k, err := keystore.ReadPrivateKey(file)
 	if err != nil || string(k.ID()) != keyID || k.Public().String() != public {
 		t.Fatalf("key %v %v", k.ID(), err)
 	}
@@ -469,11 +466,11 @@ func TestGateDemo(t *testing.T) {
 	if string(built) != demo {
 		t.Fatal("the built transcript differs from gate demo")
 	}
-	cfg, err := content.LoadConfig(os.DirFS(realContent))
+	cfg, err := content.LoadCharter(os.DirFS(realContent))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := gateDemo(cfg)
+	again, err := chain.Demo(cfg, content.ConfigFile)
 	if err != nil || !bytes.Equal(again, built) {
 		t.Fatalf("rerunning the checkpoint gives other bytes (%v)", err)
 	}
@@ -501,7 +498,7 @@ func TestGateDemo(t *testing.T) {
 	if err != nil || a.KeyID != gate.DemoKeyID() {
 		t.Fatalf("the transcript's artifact does not verify with the demo key: %v", err)
 	}
-	policy, err := sitePolicy(cfg)
+	policy, err := chain.Policy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

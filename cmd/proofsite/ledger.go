@@ -4,24 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/proofsite/proofsite/ledger"
-	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/ledger/chain"
 )
 
-// Where things live, relative to --data and --content.
 const (
-	ledgerDirName   = "ledger"               // the Badger store under --data
-	historyFileName = "ledger/history.jsonl" // the published past under --content
-	defaultDataDir  = "./data"
-	dataEnv         = "PROOFSITE_DATA"
 	progressEvery   = time.Second
 	ledgerSynopsis  = "init|append|verify|export [flags]"
 	ledgerSummaries = `Subcommands:
@@ -29,6 +26,9 @@ const (
   append    append one block: --kind K --payload-file F [--description D]
   verify    full verification of the store, or of an export with --file; exit 0 on a pass, 1 on a fail
   export    write the chain as JSONL (metadata only; --private adds descriptions and payloads)
+
+The chain, its published keys (keys.json) and the writer key (keys/) live in
+--data; the witness keys in --witness-keys (default DATA/witness-keys).
 `
 )
 
@@ -42,155 +42,61 @@ func runLedger(ctx context.Context, env *environment, args []string) error {
 	}, args)
 }
 
-// ledgerFlags are the flags every ledger subcommand has.
-type ledgerFlags struct {
-	data, content string
-}
-
-func (f *ledgerFlags) register(fs *flag.FlagSet, env *environment) {
-	def := defaultDataDir
-	if v := env.getenv(dataEnv); v != "" {
-		def = v
-	}
-	fs.StringVar(&f.data, "data", def, "data directory (keys and the ledger store); env "+dataEnv)
-	fs.StringVar(&f.content, "content", "content", "content directory (site.yaml seams, ledger/history.jsonl)")
-}
-
-func (f *ledgerFlags) storeDir() string { return filepath.Join(f.data, ledgerDirName) }
-
-// openStore opens the ledger with the published keys and the documented
-// seams.
-func (f *ledgerFlags) openStore(env *environment, keysFile string, genesis ledger.Hash) (*store.Store, error) {
-	if keysFile == "" {
-		keysFile = filepath.Join(f.data, keysJSONName)
-	}
-	keys, err := readKeysFile(keysFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s", store.ErrNotInitialized, keysFile)
-	}
+// openChain opens the chain of cfg with the seams of its site.yaml.
+func openChain(env *environment, cfg *config, readOnly bool) (*chain.Chain, error) {
+	opts, err := ledgerOptions(env, cfg, readOnly)
 	if err != nil {
 		return nil, err
 	}
-	seams, err := documentedSeams(f.content)
+	return chain.Open(opts)
+}
+
+// ledgerOptions are the chain's options with the seams of cfg's site.yaml.
+func ledgerOptions(env *environment, cfg *config, readOnly bool) (chain.Options, error) {
+	ch, err := cfg.loadCharter()
 	if err != nil {
-		return nil, err
+		return chain.Options{}, configError(env, cfg.Content, err)
 	}
-	return store.Open(f.storeDir(), store.Options{Keys: keys, Seams: seams, Genesis: genesis, Logger: env.logger})
+	return cfg.chainOptions(env, ch, readOnly)
 }
 
 func runLedgerInit(ctx context.Context, env *environment, args []string) error {
-	var f ledgerFlags
-	fs := newFlagSet(env, "ledger init", "[--data DIR] [--content DIR]")
-	f.register(fs, env)
+	fs := newFlagSet(env, "ledger init", "[--data DIR] [--witness-keys DIR] [--content DIR]")
+	cf := registerConfig(fs, "ledger init")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	seams, err := documentedSeams(f.content)
+	cfg, err := cf.resolve(env)
 	if err != nil {
 		return err
 	}
-	hf, err := os.Open(filepath.Join(f.content, historyFileName))
+	opts, err := ledgerOptions(env, cfg, false)
+	if err != nil {
+		return err
+	}
+	history, err := os.Open(cfg.historyFile())
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	rows, err := ledger.ReadHistory(hf)
-	hf.Close()
+	defer history.Close()
+	rep, err := chain.Init(ctx, opts, history)
 	if err != nil {
-		return fmt.Errorf("%s: %w", hf.Name(), err)
+		return fmt.Errorf("%s: %w", history.Name(), err)
 	}
-
-	signers, err := loadSigners(f.data)
-	createdKeys := false
-	if err != nil {
-		if _, statErr := os.Stat(filepath.Join(f.data, keysDirName)); statErr == nil {
-			return err // keys exist but cannot be read: never replace them
-		}
-		if signers, err = createKeys(f.data); err != nil {
-			return fmt.Errorf("generate keys: %w", err)
-		}
-		createdKeys = true
-		env.logger.Info("generated ledger keys", "dir", filepath.Join(f.data, keysDirName), "writer", signers.Writer.ID())
-	}
-	// Undo the keys of a first init that fails, so nothing is half-written.
-	ok := false
-	defer func() {
-		if createdKeys && !ok {
-			os.RemoveAll(filepath.Join(f.data, keysDirName))
-			os.Remove(filepath.Join(f.data, keysJSONName))
-		}
-	}()
-
-	blocks, privs, err := ledger.SealHistory(rows, signers)
-	if err != nil {
-		return err
-	}
-	keys := signers.KeySet()
-	if _, err := os.Stat(f.storeDir()); err == nil {
-		// Idempotent: the same history sealed with the same keys gives the
-		// same blocks (ed25519 is deterministic), so a store that starts
-		// with them is this chain, possibly grown since.
-		if err := sameChain(ctx, f.storeDir(), blocks, privs, keys, seams, env); err != nil {
-			return err
-		}
-		if err := writeKeysJSON(f.data, keys); err != nil {
-			return err
-		}
-		ok = true
-		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", f.storeDir(), blocks[0].Hash())
+	if rep.Existed {
+		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", rep.StoreDir, rep.Genesis)
 		return nil
 	}
-	v, err := store.Create(f.storeDir(), blocks, privs, store.Options{Keys: keys, Seams: seams, Logger: env.logger})
-	if err != nil {
-		return err
-	}
-	if err := writeKeysJSON(f.data, keys); err != nil {
-		os.RemoveAll(f.storeDir())
-		return err
-	}
-	ok = true
-	fmt.Fprintf(env.stdout, "initialised the ledger in %s: %d rows from %s\n", f.storeDir(), len(blocks), historyFileName)
-	fmt.Fprintf(env.stdout, "genesis  %s\nhead     %d %s\nverdict  %s\nkeys     %s (public); private keys in %s\n",
-		blocks[0].Hash(), v.Head.Index, v.Head.Hash, v.Verdict, filepath.Join(f.data, keysJSONName), filepath.Join(f.data, keysDirName))
-	return nil
-}
-
-// sameChain checks that the store in dir begins with blocks and their
-// private parts.
-func sameChain(ctx context.Context, dir string, blocks []ledger.Block, privs []ledger.Private, keys ledger.KeySet, seams []ledger.Seam, env *environment) error {
-	s, err := store.Open(dir, store.Options{Keys: keys, Seams: seams, Logger: env.logger})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	i := 0
-	for row, err := range s.Rows(ctx, true) {
-		if err != nil {
-			return err
-		}
-		if i == len(blocks) {
-			break
-		}
-		b := row.Block
-		if row.Private.Description != privs[i].Description {
-			return fmt.Errorf("refusing to overwrite %s: the description of block %d differs from the history", dir, b.Index())
-		}
-		if b.Hash() != blocks[i].Hash() {
-			return fmt.Errorf("refusing to overwrite %s: it holds a different chain (block %d is %s, the history gives %s); move it away to re-initialise",
-				dir, b.Index(), b.Hash(), blocks[i].Hash())
-		}
-		i++
-	}
-	if i != len(blocks) {
-		return fmt.Errorf("refusing to overwrite %s: it holds %d of the %d history rows", dir, i, len(blocks))
-	}
+	fmt.Fprintf(env.stdout, "initialised the ledger in %s: %d rows from %s\n", rep.StoreDir, rep.Rows, history.Name())
+	fmt.Fprintf(env.stdout, "genesis  %s\nhead     %d %s\nverdict  %s\nkeys     %s (public); private keys in %s (writer) and %s (witnesses)\n",
+		rep.Genesis, rep.Verdict.Head.Index, rep.Verdict.Head.Hash, rep.Verdict.Verdict, rep.PublicKeys, rep.KeysDir, rep.WitnessDir)
 	return nil
 }
 
 func runLedgerAppend(ctx context.Context, env *environment, args []string) error {
-	var f ledgerFlags
 	var kind, payloadFile, description, at string
 	fs := newFlagSet(env, "ledger append", "--kind K --payload-file F [--description D] [--data DIR]")
-	f.register(fs, env)
+	cf := registerConfig(fs, "ledger append")
 	fs.StringVar(&kind, "kind", "", "block kind, e.g. gate_decision (required)")
 	fs.StringVar(&payloadFile, "payload-file", "", "JSON payload file, - for stdin (required); kept private, only its hash is published")
 	fs.StringVar(&description, "description", "", "private description of the block")
@@ -201,6 +107,10 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 	if kind == "" || payloadFile == "" {
 		return usagef("--kind and --payload-file are required")
 	}
+	cfg, err := cf.resolve(env)
+	if err != nil {
+		return err
+	}
 	var t time.Time
 	if at != "" {
 		var err error
@@ -209,7 +119,6 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 		}
 	}
 	var payload []byte
-	var err error
 	if payloadFile == "-" {
 		payload, err = io.ReadAll(env.stdin)
 	} else {
@@ -218,16 +127,12 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 	if err != nil {
 		return err
 	}
-	signers, err := loadSigners(f.data)
+	c, err := openChain(env, cfg, false)
 	if err != nil {
 		return err
 	}
-	s, err := f.openStore(env, "", ledger.Hash{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	b, err := s.AppendEntry(ctx, store.Entry{Kind: kind, Payload: payload, Description: description, Time: t}, signers)
+	defer c.Close()
+	b, err := c.Append(ctx, ledger.Entry{Kind: kind, Payload: payload, Description: description, Time: t})
 	if err != nil {
 		return err
 	}
@@ -236,41 +141,63 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 }
 
 func runLedgerVerify(ctx context.Context, env *environment, args []string) error {
-	var f ledgerFlags
 	var file, genesis, keysFile, checkpoint, state string
+	var quorum int
+	var seams []ledger.Seam
 	var asJSON bool
-	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--json] [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE]")
-	f.register(fs, env)
+	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--keys FILE] [--seam BLOCK:HASH:PREV]... [--quorum N] [--genesis HASH] [--checkpoint FILE|NOTE] [--state FILE] [--json]")
+	cf := registerConfig(fs, "ledger verify")
 	fs.StringVar(&file, "file", "", "verify this JSONL export instead of the store (- for stdin)")
 	fs.BoolVar(&asJSON, "json", false, "print the verdict as JSON")
-	fs.StringVar(&genesis, "genesis", "", "pinned genesis hash (default: the store's, or the export header's)")
-	fs.StringVar(&keysFile, "keys", "", "pinned keys file, keys.json form (default: the data dir's, or the export header's)")
-	fs.StringVar(&checkpoint, "checkpoint", "", "a checkpoint SIZE:HASH kept from an earlier run; the chain must extend it")
+	fs.StringVar(&keysFile, "keys", "", "the trust document to pin (keys, genesis, seams, quorum, log), as served at /keys.json (default DATA/keys.json)")
+	fs.Func("seam", "also document the seam `BLOCK:HASH:PREV`: the row with that index, hash and prev_hash (repeatable)", func(v string) error {
+		sm, err := parseSeamFlag(v)
+		seams = append(seams, sm)
+		return err
+	})
+	fs.IntVar(&quorum, "quorum", 0, "distinct pinned witness signatures every block needs (default the trust document's)")
+	fs.StringVar(&genesis, "genesis", "", "pinned genesis hash (default the trust document's)")
+	fs.StringVar(&checkpoint, "checkpoint", "", "a checkpoint kept from an earlier run: a file, the note text, or SIZE:ROOT; the chain must extend it")
 	fs.StringVar(&state, "state", "", "file remembering the last checkpoint: required if present, updated after a pass")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	if state != "" && checkpoint == "" {
-		if saved, err := os.ReadFile(state); err == nil {
-			checkpoint = strings.TrimSpace(string(saved))
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
+	if quorum < 0 {
+		return usagef("--quorum: want 1 or more, found %d", quorum)
+	}
+	cfg, err := cf.resolve(env)
+	if err != nil {
+		return err
 	}
 	var pinGenesis ledger.Hash
 	if genesis != "" {
-		var err error
 		if pinGenesis, err = ledger.ParseHash(genesis); err != nil {
 			return usagef("--genesis: %v", err)
 		}
 	}
-	var cp *ledger.Checkpoint
-	if checkpoint != "" {
-		c, err := ledger.ParseCheckpoint(checkpoint)
-		if err != nil {
-			return usagef("--checkpoint: %v", err)
+	cp, err := rememberedCheckpoint(checkpoint, state)
+	if err != nil {
+		return err
+	}
+	// The pins: the trust document (the auditor's, or this instance's),
+	// with what the flags add. Never the data's own claims.
+	defaultKeys := keysFile == ""
+	if defaultKeys {
+		keysFile = filepath.Join(cfg.Data, chain.KeysFile)
+	}
+	var trust *ledger.TrustDocument
+	switch doc, _, err := chain.ReadTrustFile(keysFile); {
+	case err == nil:
+		doc.DocumentedSeams = append(doc.DocumentedSeams, seams...)
+		if quorum > 0 {
+			doc.WitnessQuorum = quorum
 		}
-		cp = &c
+		trust = &doc
+	case defaultKeys && errors.Is(err, iofs.ErrNotExist):
+		// None: an export is checked against its own keys alone; a data
+		// folder without it holds no chain (chain.Open says so).
+	default:
+		return usagef("--keys: %v", err)
 	}
 	progress := newProgress(env.stderr)
 	var v ledger.Verdict
@@ -288,27 +215,34 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		opts := ledger.Options{Keys: r.Keys(), Genesis: r.Header().GenesisHash, Seams: r.Header().DocumentedSeams, Checkpoint: cp,
-			Check: ledger.CheckOptions{Progress: progress.report(-1)}}
+		opts, err := r.Options(trust)
+		if err != nil {
+			return err
+		}
+		if trust == nil {
+			opts.Seams, opts.WitnessQuorum = seams, quorum
+		}
+		opts.Checkpoint, opts.Check = cp, ledger.CheckOptions{Progress: progress.report(-1)}
 		if !pinGenesis.IsZero() {
 			opts.Genesis = pinGenesis
 		}
-		if keysFile != "" {
-			if opts.Keys, err = readKeysFile(keysFile); err != nil {
-				return err
-			}
-		}
-		res, err := ledger.Verify(r.Blocks(), opts)
+		res, err := ledger.VerifyRows(r.Rows(), opts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
 		v = res.Verdict
 	} else {
-		s, err := f.openStore(env, keysFile, pinGenesis) // zero: the genesis recorded at init
+		opts, err := ledgerOptions(env, cfg, true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		opts.Trust, opts.Genesis = trust, pinGenesis // zero: the trust document's
+		c, err := chain.Open(opts)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		s := c.Store()
 		res, err := s.FullWalk(ctx, cp, progress.report(s.Count()))
 		if err != nil {
 			return err
@@ -320,9 +254,52 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		return err
 	}
 	if state != "" && v.Checkpoint != nil {
-		return writeFileAtomic(state, []byte(v.Checkpoint.String()+"\n"), 0o644)
+		return renameio.WriteFile(state, []byte(v.Checkpoint.String()+"\n"), 0o644)
 	}
 	return nil
+}
+
+// parseSeamFlag reads --seam BLOCK:HASH:PREV.
+func parseSeamFlag(v string) (ledger.Seam, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) == 3 {
+		n, err := strconv.ParseInt(parts[0], 10, 64)
+		h, herr := ledger.ParseHash(parts[1])
+		p, perr := ledger.ParseHash(parts[2])
+		if err == nil && herr == nil && perr == nil && n > 0 {
+			return ledger.Seam{Block: n, Hash: h, PrevHash: p, Reason: "pinned with --seam"}, nil
+		}
+	}
+	return ledger.Seam{}, fmt.Errorf("want BLOCK:HASH:PREV, the row's index, hash and prev_hash (a seam without its row's hashes documents nothing), found %q", v)
+}
+
+// rememberedCheckpoint reads the checkpoint the auditor kept: --checkpoint
+// (a file, the note text, or SIZE:ROOT), else the --state file if it
+// exists. A checkpoint that cannot be read is a usage error.
+func rememberedCheckpoint(arg, state string) (*ledger.Checkpoint, error) {
+	text := arg
+	if text != "" && !strings.ContainsAny(text, ":\n") {
+		data, err := os.ReadFile(text)
+		if err != nil {
+			return nil, usagef("--checkpoint: %v", err)
+		}
+		text = string(data)
+	}
+	if text == "" && state != "" {
+		data, err := os.ReadFile(state)
+		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return nil, usagef("--state: %v", err)
+		}
+		text = string(data)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	c, err := ledger.ParseCheckpoint(strings.TrimSpace(text))
+	if err != nil {
+		return nil, usagef("checkpoint: %v", err)
+	}
+	return &c, nil
 }
 
 // printVerdict prints v and returns errVerifyFailed unless it is a pass.
@@ -425,56 +402,39 @@ func (p *progress) done() {
 	}
 }
 
-func runLedgerExport(ctx context.Context, env *environment, args []string) (err error) {
-	var f ledgerFlags
+func runLedgerExport(ctx context.Context, env *environment, args []string) error {
 	var out string
 	var private bool
 	fs := newFlagSet(env, "ledger export", "[--out FILE] [--private] [--data DIR] [--content DIR]")
-	f.register(fs, env)
+	cf := registerConfig(fs, "ledger export")
 	fs.StringVar(&out, "out", "", "write to FILE (atomically) instead of stdout")
 	fs.BoolVar(&private, "private", false, "include descriptions and payloads (operator use; never publish)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	s, err := f.openStore(env, "", ledger.Hash{})
+	cfg, err := cf.resolve(env)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	var w io.Writer = env.stdout
-	if out != "" {
-		perm := os.FileMode(0o644)
-		if private {
-			perm = 0o600
-		}
-		af, cerr := createAtomic(out, perm)
-		if cerr != nil {
-			return cerr
-		}
-		defer af.Abort() // a no-op after Commit
-		w = af
-		defer func() {
-			if err == nil { // the function's named result
-				err = af.Commit()
-			}
-		}()
-	}
-	ew, err := ledger.NewWriter(w, ledger.ExportHeader{
-		GenesisHash: s.GenesisHash(), Keys: s.Keys().Published(), DocumentedSeams: s.Seams(), Private: private,
-	})
+	c, err := openChain(env, cfg, true)
 	if err != nil {
 		return err
 	}
-	for row, err := range s.Rows(ctx, private) {
-		if err != nil {
-			return err
-		}
-		if err := ew.Write(row); err != nil {
-			return err
-		}
+	defer c.Close()
+	if out == "" {
+		return c.Export(ctx, env.stdout, private)
 	}
-	if err := ew.Flush(); err != nil {
+	perm := os.FileMode(0o644)
+	if private {
+		perm = 0o600
+	}
+	f, err := renameio.NewPendingFile(out, renameio.WithPermissions(perm))
+	if err != nil {
 		return err
 	}
-	return nil
+	defer f.Cleanup() // a no-op after CloseAtomicallyReplace
+	if err := c.Export(ctx, f, private); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
 }

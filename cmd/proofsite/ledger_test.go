@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/site/content"
 )
 
 const realContent = "../../content"
@@ -45,9 +49,13 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	seams, err := documentedSeams(realContent)
-	if err != nil || len(seams) != 1 {
-		t.Fatalf("seams %v %v", seams, err)
+	ch, err := content.LoadCharter(os.DirFS(realContent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seams := ch.Ledger.Seams()
+	if len(seams) != 1 {
+		t.Fatalf("seams %v", seams)
 	}
 	if !v.CanonicalSpineValid || v.StrictTableValid || v.StrictTableBreakAtBlock == nil || *v.StrictTableBreakAtBlock != 153 ||
 		v.Verdict != "PASS_WITH_DOCUMENTED_STRICT_SEAM" || v.Status != "ok" || v.Warning == nil ||
@@ -61,15 +69,19 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 		}
 	}
 
-	// Keys: private files 0600, public keys published.
-	for _, name := range []string{"writer.pem", "witness-1.pem", "witness-2.pem"} {
-		fi, err := os.Stat(filepath.Join(data, "keys", name))
+	// Keys: private files 0600, the witness keys apart from the writer
+	// key, public keys published.
+	for _, name := range []string{"keys/writer.pem", "witness-keys/witness-1.pem", "witness-keys/witness-2.pem"} {
+		fi, err := os.Stat(filepath.Join(data, name))
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", name, fi.Mode(), err)
 		}
 	}
-	if _, err := readKeysFile(filepath.Join(data, "keys.json")); err != nil {
-		t.Fatal(err)
+	// The trust document: keys with the Bridge's, the seam pinned, the quorum, the log.
+	trust, _, err := chain.ReadTrustFile(filepath.Join(data, "keys.json"))
+	if err != nil || trust.Legacy() || trust.WitnessQuorum != 2 || len(trust.DocumentedSeams) != 1 || !trust.DocumentedSeams[0].Pinned() ||
+		trust.Log.Origin != "proof.endurance-commons.example/ledger" || !slices.ContainsFunc(trust.Keys, func(k ledger.PublishedKey) bool { return k.Role == ledger.RoleBridge }) {
+		t.Fatalf("trust document %+v: %v", trust, err)
 	}
 
 	// Human-readable by default.
@@ -85,9 +97,9 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 	}
 
 	// PROOFSITE_DATA is the default for --data.
-	t.Setenv(dataEnv, data)
+	t.Setenv("PROOFSITE_DATA", data)
 	if code, out, errOut := cli(t, "ledger", "verify", "--content", realContent); code != 0 {
-		t.Fatalf("verify via %s: exit %d\n%s%s", dataEnv, code, out, errOut)
+		t.Fatalf("verify via PROOFSITE_DATA: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
@@ -154,7 +166,7 @@ func TestLedgerInitFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("a failed init left %v", entries)
 	}
 	badYAML := copyContent(t, func(dir string) { editSeams(dir, "  documented_seams:\n    - block: 153\n\n") })
-	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !strings.Contains(errOut, "site.yaml:233: ledger.documented_seams[0].reason is required") {
+	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !regexp.MustCompile(`site\.yaml:\d+: ledger\.documented_seams\[0\]\.reason is required`).MatchString(errOut) {
 		t.Fatalf("seam without reason: exit %d: %s", code, errOut)
 	}
 }
@@ -180,7 +192,8 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "secret reasons") || !strings.Contains(out, `"payload":{"action":"EXTERNAL_SEND","decision":"deny"}`) {
 		t.Fatalf("private export: exit %d", code)
 	}
-	code, out, _ = cli(t, "ledger", "verify", "--json", "--file", export)
+	trust := filepath.Join(data, "keys.json") // the trust document init wrote: pins keys, genesis, seams, quorum, log
+	code, out, _ = cli(t, "ledger", "verify", "--json", "--keys", trust, "--file", export)
 	var v ledger.Verdict
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Head.Index != 224 || v.Verdict != ledger.VerdictPassWithSeam {
 		t.Fatalf("verify export: exit %d\n%s", code, out)
@@ -189,24 +202,51 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	lines := strings.SplitAfter(string(public), "\n")
 	truncated := filepath.Join(t.TempDir(), "truncated.jsonl")
 	os.WriteFile(truncated, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644)
-	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated); code != 0 {
-		t.Fatalf("truncated export without a checkpoint should pass (undetectable): %s", out)
+	// The export's own signed checkpoint no longer matches its rows.
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_INVALID") {
+		t.Fatalf("truncated export under its original checkpoint: exit %d\n%s", code, out)
 	}
-	code, out, _ = cli(t, "ledger", "verify", "--file", truncated, "--checkpoint", v.Checkpoint.String())
+	code, out, _ = cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--checkpoint", v.Checkpoint.String())
 	if code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export with checkpoint: exit %d\n%s", code, out)
 	}
 	// --state remembers the checkpoint of a pass and requires it next time.
 	state := filepath.Join(t.TempDir(), "checkpoint")
-	if code, out, errOut := cli(t, "ledger", "verify", "--file", export, "--state", state); code != 0 {
+	if code, out, errOut := cli(t, "ledger", "verify", "--keys", trust, "--file", export, "--state", state); code != 0 {
 		t.Fatalf("verify --state: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export after a remembered checkpoint: exit %d\n%s", code, out)
 	}
-	// The store extends the same checkpoint.
-	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", v.Checkpoint.String()}, common...)...); code != 0 {
+	// The store extends the same checkpoint, given as a file.
+	cpFile := filepath.Join(t.TempDir(), "checkpoint.txt")
+	os.WriteFile(cpFile, []byte(v.Checkpoint.String()), 0o644)
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", cpFile}, common...)...); code != 0 {
 		t.Fatalf("store vs its own checkpoint: %s", out)
+	}
+	// --quorum asks for more witnesses than sign: no pass.
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--quorum", "3", "--file", export); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CANONICAL_SPINE_BROKEN") {
+		t.Fatalf("--quorum 3: exit %d\n%s", code, out)
+	}
+	// Seams come from the trust document or --seam, never from the export.
+	doc, _, err := chain.ReadTrustFile(trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seam := doc.DocumentedSeams[0]
+	doc.DocumentedSeams = []ledger.Seam{}
+	noSeams := filepath.Join(t.TempDir(), "keys.json")
+	raw, _ := json.Marshal(doc)
+	os.WriteFile(noSeams, raw, 0o644)
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", noSeams, "--file", export); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_UNDOCUMENTED_STRICT_BREAK") {
+		t.Fatalf("no pinned seam: exit %d\n%s", code, out)
+	}
+	flag := fmt.Sprintf("%d:%s:%s", seam.Block, seam.Hash, seam.PrevHash)
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", noSeams, "--seam", flag, "--file", export); code != 0 || !strings.HasPrefix(out, "VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM") {
+		t.Fatalf("--seam %s: exit %d\n%s", flag, code, out)
+	}
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--keys", noSeams, "--seam", flag}, common...)...); code != 0 {
+		t.Fatalf("store with --seam: exit %d\n%s", code, out)
 	}
 	// A tampered spine row in a real export fails.
 	tampered := strings.Replace(string(public), `"kind":"external_audit"`, `"kind":"internal_audit"`, 1)
@@ -224,6 +264,10 @@ func TestLedgerUsage(t *testing.T) {
 		{"ledger", "bogus"},
 		{"ledger", "append", "--data", data},
 		{"ledger", "verify", "--checkpoint", "nope", "--data", data},
+		{"ledger", "verify", "--checkpoint", "nope:x", "--data", data},
+		{"ledger", "verify", "--seam", "153", "--data", data},
+		{"ledger", "verify", "--quorum", "-1", "--data", data},
+		{"ledger", "verify", "--keys", "/nonexistent/keys.json", "--data", data},
 		{"ledger", "verify", "--genesis", "XYZ", "--data", data},
 		{"ledger", "init", "--bogus"},
 		{"ledger", "export", "stray"},
@@ -232,7 +276,7 @@ func TestLedgerUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
 	}
-	if code, _, errOut := cli(t, "ledger", "verify", "--data", data); code != 1 || !strings.Contains(errOut, "ledger init") {
+	if code, _, errOut := cli(t, "ledger", "verify", "--data", data, "--content", realContent); code != 1 || !strings.Contains(errOut, "ledger init") {
 		t.Errorf("verify without a ledger: exit %d %s", code, errOut)
 	}
 	if code, out, _ := cli(t, "ledger", "--help"); code != 0 || !strings.Contains(out, "init") {
