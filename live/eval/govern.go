@@ -64,6 +64,15 @@ type RewriteStep struct {
 // records one Record of kind govern. Bad input returns an *InputError
 // naming the field; nothing is recorded then.
 func (e *Evaluator) Govern(ctx context.Context, prompt, response string) (GovernReport, error) {
+	g, err := e.govern(ctx, prompt, response)
+	if err != nil {
+		return GovernReport{}, err
+	}
+	return g, e.keep(ctx, &g.Output, e.governRecord(g))
+}
+
+// govern is Govern without its record.
+func (e *Evaluator) govern(ctx context.Context, prompt, response string) (GovernReport, error) {
 	if err := e.intake("prompt", prompt); err != nil {
 		return GovernReport{}, err
 	}
@@ -84,7 +93,13 @@ func (e *Evaluator) Govern(ctx context.Context, prompt, response string) (Govern
 	if g.SuggestedRewritePrompt, g.Rewrite, g.RewriteNote, err = e.rewrite(ctx, prompt, in); err != nil {
 		return GovernReport{}, err
 	}
+	return g, nil
+}
 
+// governRecord is the one Record of a governance report: both sides'
+// categories and flags, the stricter decision.
+func (e *Evaluator) governRecord(g GovernReport) Record {
+	in, out := g.Input, g.Output
 	rec := e.record(KindGovern, in)
 	rec.OutputSHA256 = out.Input.SHA256
 	rec.Decision, rec.Score = g.Decision, max(in.Score, out.Score)
@@ -100,7 +115,7 @@ func (e *Evaluator) Govern(ctx context.Context, prompt, response string) (Govern
 	if out.Entropy.Status != EngineOK {
 		rec.Entropy = out.Entropy.Status
 	}
-	return g, e.keep(ctx, &g.Output, rec)
+	return rec
 }
 
 // profile reads the output profile off the response's flags.
