@@ -3,6 +3,7 @@ module github.com/proofsite/proofsite
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/a-h/templ v0.3.977
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
@@ -26,7 +27,6 @@ require (
 )
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/a-h/parse v0.0.0-20250122154542-74294addb73e // indirect
 	github.com/andybalholm/brotli v1.2.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
@@ -73,3 +73,7 @@ tool (
 )
 
 ignore ./public
+
+// make audit builds the site under tools/audit/out (it publishes Go source)
+// and keeps its npm tools in tools/audit/node_modules.
+ignore ./tools/audit
