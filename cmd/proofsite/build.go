@@ -57,7 +57,7 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: *vis, Logger: env.logger})
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: *vis, Trees: ledgerTiles(cfg.Data), Logger: env.logger})
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,7 @@ func newWatchBuilder(env *environment, cfg *config, vis content.Visibility) (*si
 		return nil, err
 	}
 	opts.ReloadURL = live.ReloadPrefix
-	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: vis, Incremental: true, Logger: env.logger})
+	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: vis, Trees: ledgerTiles(cfg.Data), Incremental: true, Logger: env.logger})
 }
 
 // reportBuildError prints a failed build to the terminal and returns the

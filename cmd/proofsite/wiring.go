@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/proofsite/proofsite/cmd"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
@@ -95,4 +98,14 @@ func trustNote(env *environment, ch *charter.Charter, trust ledger.TrustDocument
 	}
 	fmt.Fprintf(env.stdout, "proofsite: note: the published /%s does not say what site.yaml does (Bridge keys, seams, witness quorum or log); serve, \"ledger init\" or \"build --publish\" publish it again\n", chain.KeysFile)
 	return nil
+}
+
+// ledgerTiles is the chain's C2SP tlog-tiles log (DATA/tiles), which full
+// builds publish under /ledger/ beside the site, for static hosts: its
+// checkpoint and tiles, not the writer's own files.
+func ledgerTiles(dataDir string) []site.Tree {
+	return []site.Tree{{Dir: filepath.Join(dataDir, chain.TilesDir), Prefix: strings.Trim(live.TilesPrefix, "/"), Skip: func(rel string) bool {
+		_, tile := live.TileName(live.TilesPrefix + rel)
+		return !tile
+	}}}
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/ledger/tiles"
 )
 
 // Where things live in the data folder.
@@ -156,6 +157,9 @@ type Chain struct {
 
 	walkMu   sync.Mutex // one walk at a time
 	lastWalk time.Time
+
+	tilesMu sync.Mutex // one tile writer at a time
+	tiles   *tiles.Log // nil until PublishTiles opens it
 }
 
 // Open opens the chain in opts.DataDir with the pins of its trust
@@ -261,7 +265,16 @@ func (c *Chain) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error
 	if c.signers == nil {
 		return ledger.Block{}, ErrReadOnly
 	}
-	return c.store.AppendEntry(ctx, e, *c.signers)
+	b, err := c.store.AppendEntry(ctx, e, *c.signers)
+	if err != nil {
+		return b, err
+	}
+	// The block is durable; the tiles follow it (a failure here is the
+	// read path's, logged and retried on the next append or walk).
+	if err := c.PublishTiles(ctx); err != nil {
+		c.log.Error("publishing the tiles", "err", err)
+	}
+	return b, nil
 }
 
 // SignCheckpoint returns cp as a C2SP signed note, signed by the writer
