@@ -55,7 +55,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	srv, err := live.New(live.Options{
 		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, Eval: evaluation,
 		TrustedProxies: cfg.TrustedProxies,
-		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
+		PostLimit:      cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {
 		return err
