@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/witness"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/site/content"
 )
@@ -15,6 +18,15 @@ import (
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[--addr HOST:PORT] [--api-addr HOST:PORT] [--data DIR] [--witness-keys DIR] [--public DIR] [--content DIR]")
 	cf := registerConfig(fs, "serve")
+	var logWitnesses []witness.Client
+	fs.Func("log-witness", "submit every checkpoint to the C2SP tlog-witness `URL=KEY` (its submission prefix and cosignature/v1 verifier key, as \"proofsite witness\" prints it) and publish its cosignature (repeatable)", func(s string) error {
+		url, key, ok := strings.Cut(s, "=")
+		if !ok || !strings.HasPrefix(url, "http") || key == "" {
+			return errors.New("want URL=KEY")
+		}
+		logWitnesses = append(logWitnesses, witness.Client{URL: url, VerifierKey: key})
+		return nil
+	})
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -39,6 +51,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts.LogWitnesses = logWitnesses
 	c, err := chain.Bootstrap(ctx, opts, cfg.historyFile())
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,10 +35,11 @@ func liveSite(s *content.Site) *live.Site {
 // renderOptions are what the build publishes beside the content: the
 // OpenAPI description and endpoint map of the live edge, the gate demo
 // transcript (run by the real checkpoint), the standalone verifier, and,
-// when dataDir holds a chain, its trust document as /keys.json. Without a
-// chain the build publishes no trust document (and says so on stdout):
-// ai.json then lists only the Bridge keys pinned in site.yaml.
-func renderOptions(env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
+// when dataDir holds a chain, its trust document as /keys.json and the
+// chain itself, verified, for the explorer. Without a chain the build
+// publishes no trust document and an explorer without rows (and says so on
+// stdout): ai.json then lists only the Bridge keys pinned in site.yaml.
+func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
 	site := live.Site{Charter: *ch}
 	proof, _, err := live.Documents(site)
 	if err != nil {
@@ -74,6 +76,9 @@ func renderOptions(env *environment, ch *charter.Charter, dataDir string) (rende
 		if err := trustNote(env, ch, trust); err != nil {
 			return render.Options{}, err
 		}
+		if opts.Ledger, err = readLedger(ctx, dataDir); err != nil {
+			return render.Options{}, err
+		}
 		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
 			Description:  "what a verifier pins: the public keys (writer, witnesses, Bridge), the genesis, the documented seams with their hashes, the witness quorum and the log's checkpoint key (verify-ledger --keys keys.json)",
 			Downloadable: true})
@@ -98,6 +103,32 @@ func trustNote(env *environment, ch *charter.Charter, trust ledger.TrustDocument
 	}
 	fmt.Fprintf(env.stdout, "proofsite: note: the published /%s does not say what site.yaml does (Bridge keys, seams, witness quorum or log); serve, \"ledger init\" or \"build --publish\" publish it again\n", chain.KeysFile)
 	return nil
+}
+
+// readLedger reads the chain in dataDir for the explorer: every row, read
+// only, and the full walk over them with the pins of the chain's trust
+// document.
+func readLedger(ctx context.Context, dataDir string) (*render.Ledger, error) {
+	c, err := chain.Open(chain.Options{DataDir: dataDir, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("explorer: the build reads the chain in %s (if proofsite serve holds it, stop it or build from a copy of the folder): %w", dataDir, err)
+	}
+	defer c.Close()
+	pins, err := c.Trust().Options()
+	if err != nil {
+		return nil, fmt.Errorf("explorer: trust document: %w", err)
+	}
+	l := &render.Ledger{Pins: pins, Blocks: make([]ledger.Block, 0, c.Store().Count())}
+	for b, err := range c.Store().Blocks(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("explorer: reading the chain: %w", err)
+		}
+		l.Blocks = append(l.Blocks, b)
+	}
+	if l.Result, err = ledger.Verify(ledger.Values(l.Blocks), pins); err != nil {
+		return nil, fmt.Errorf("explorer: verifying the chain: %w", err)
+	}
+	return l, nil
 }
 
 // ledgerTiles is the chain's C2SP tlog-tiles log (DATA/tiles), which full
