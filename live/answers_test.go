@@ -50,6 +50,7 @@ type aiSetup struct {
 	env       map[string]string
 	providers map[string]ai.Provider
 	limits    map[string]Limit
+	eval      *Evaluation // the evaluation routes too, when set
 }
 
 func startAIServer(t *testing.T, setup aiSetup) *aiServer {
@@ -84,7 +85,7 @@ func newAIServer(t testing.TB, setup aiSetup) (*Server, receipt.Keyring) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newTestServer(t, Options{Chain: testChain(t), AI: &AI{Nodes: reg, Voice: v, Keys: keys}, Limits: setup.limits}), ring
+	return newTestServer(t, Options{Chain: testChain(t), AI: &AI{Nodes: reg, Voice: v, Keys: keys}, Eval: setup.eval, Limits: setup.limits}), ring
 }
 
 // post sends a JSON body (a string, or a value to encode) to addr.

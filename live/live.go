@@ -46,6 +46,10 @@ type Options struct {
 	// the airlock (/api/ember, /api/lumen), /api/v1/query and
 	// /api/agent/receipt.
 	AI *AI
+	// Eval, when set, serves the evaluation routes of the verification API
+	// (evaluate, govern, certify, compliance, telemetry); without it they
+	// are not routes, and discover says so.
+	Eval *Evaluation
 	// Publisher signs the chain's checkpoints and writes its export; without
 	// it signed_checkpoint is null and /api/ledger/export answers 503.
 	Publisher Publisher
@@ -105,9 +109,6 @@ type Server struct {
 	limiter  *rateLimiter // shared by both listeners
 	ai       *aiEdge      // nil without Options.AI
 	log      *slog.Logger
-	// describing: the server only describes its routes (Documents,
-	// Endpoints), as serve answers them, AI routes included.
-	describing bool
 
 	mu        sync.Mutex
 	closed    bool // Shutdown has begun
@@ -121,6 +122,10 @@ type Server struct {
 	pulses    atomic.Int64
 	lastPulse atomic.Pointer[time.Time]
 	stop      context.CancelFunc
+
+	// describing: the definition describes the live edge as cmd wires it
+	// (Documents, Endpoints, Answers), every optional route included.
+	describing bool
 }
 
 // New returns a Server for opts.

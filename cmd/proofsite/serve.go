@@ -64,9 +64,15 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	evaluation, records, err := openEvaluation(env, cfg, site, c)
+	if err != nil {
+		return err
+	}
+	defer records.Close()
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, AI: nodes, TrustedProxies: cfg.TrustedProxies,
-		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
+		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, Eval: evaluation, AI: nodes,
+		TrustedProxies: cfg.TrustedProxies,
+		PostLimit:      cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {
 		return err
