@@ -36,12 +36,13 @@ $(BIN): FORCE
 test: tools check-generated fmt-check vet staticcheck unit
 
 ## tools: what the end-to-end tests run as an auditor would (the auditor
-## guide's commands): curl and sha256sum, installed from Debian when missing
+## guide's commands): curl and sha256sum, and node for the browser
+## verifier's test, installed from Debian when missing
 tools:
-	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
-		echo "curl or sha256sum not found; installing Debian's packages"; \
+	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null || ! command -v node >/dev/null; then \
+		echo "curl, sha256sum or node not found; installing Debian's packages"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq curl coreutils || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils; }; fi
+		$$SUDO apt-get install -y -qq curl coreutils nodejs || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils nodejs; }; fi
 
 ## generate: regenerate templ components
 generate:
@@ -85,7 +86,14 @@ audit: $(BIN)
 	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-http
+bench: bench-site bench-ledger bench-http bench-tiles
+
+## bench-tiles: the tiled log at 1,000,000 rows: tiling from scratch and
+## per appended row (ledger/tiles), and the check of a remembered checkpoint
+## against the tiles at 1,000 to 1,000,000 rows (verify-ledger --tiles)
+bench-tiles:
+	$(GO) test -run '^$$' -bench 'TileFromScratch|TileAppend' -benchtime 1x -timeout 30m ./ledger/tiles
+	$(GO) test -run '^$$' -bench 'RememberedCheckpoint' -timeout 30m ./cmd/verify-ledger
 
 ## bench-ledger: durable appends/s, incremental verify and Merkle append per
 ## row, raw crypto rate, and full walks (payloads and Merkle root included) of
