@@ -285,8 +285,8 @@ func (b *build) homeJob() job {
 		v := templates.HomeView{
 			Title: cfg.Title, Summary: cfg.Summary, Description: cfg.Description,
 			Authority: cfg.Organisation.HumanAuthority, ProofLinks: b.proofLinks(),
-			Verdict:  b.r.chain.verdictView(),
-			Explorer: templates.Link{Href: "/explorer/", Label: "The chain explorer", Note: "the live edge answers for the chain at /api/ledger/verify"},
+			Verdict:         b.r.chain.verdictView(),
+			Explorer:        templates.Link{Href: "/explorer/", Label: "The chain explorer", Note: "the live edge answers for the chain at /api/ledger/verify"},
 			BrowserVerifier: b.r.opts.BrowserVerifier, BaseURL: strings.TrimSuffix(cfg.BaseURL, "/"),
 		}
 		v.Documents = append(v.Documents, templates.Link{Href: "/gate.html", Label: "The gate", Note: "authorization checkpoint and capability board"},
