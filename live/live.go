@@ -42,6 +42,10 @@ type Options struct {
 	// Appender, when set, lets routes append to the chain; without it the
 	// live edge only reads. Nothing appends yet.
 	Appender Appender
+	// Eval, when set, serves the evaluation routes of the verification API
+	// (evaluate, govern, certify, compliance, telemetry); without it they
+	// are not routes, and discover says so.
+	Eval *Evaluation
 	// Publisher signs the chain's checkpoints and writes its export; without
 	// it signed_checkpoint is null and /api/ledger/export answers 503.
 	Publisher Publisher
@@ -113,6 +117,10 @@ type Server struct {
 	pulses    atomic.Int64
 	lastPulse atomic.Pointer[time.Time]
 	stop      context.CancelFunc
+
+	// describing: the definition describes the live edge as cmd wires it
+	// (Documents, Endpoints, Answers), every optional route included.
+	describing bool
 }
 
 // New returns a Server for opts.

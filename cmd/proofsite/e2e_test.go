@@ -145,6 +145,14 @@ func fields(t *testing.T, body []byte) map[string]any {
 	return m
 }
 
+// examplePostBodies are bodies the POST routes accept, by path (others
+// take the handshake's declaration).
+var examplePostBodies = map[string]string{
+	"/api/v1/evaluate": `{"text":"What is the capital of France?"}`,
+	"/api/v1/govern":   `{"prompt":"What is the capital of France?","response":"Paris."}`,
+	"/api/v1/certify":  `{"prompt":"What is the capital of France?","response":"Paris."}`,
+}
+
 // TestServeEndToEnd starts the real binary on a fresh data folder and calls
 // every route over HTTP.
 func TestServeEndToEnd(t *testing.T) {
@@ -183,9 +191,13 @@ func TestServeEndToEnd(t *testing.T) {
 					`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
 					"Content-Type", "application/json", mcp.HeaderProtocolVersion, mcp.ProtocolVersion, mcp.HeaderMethod, "tools/list")
 			case e.Method == http.MethodPost:
-				resp, body = srv.do(t, e.Method, path, `{"agent":"e2e"}`, "Content-Type", "application/json")
+				req := `{"agent":"e2e"}`
+				if b, ok := examplePostBodies[path]; ok {
+					req = b
+				}
+				resp, body = srv.do(t, e.Method, path, req, "Content-Type", "application/json")
 			default:
-				resp, body = srv.get(t, path)
+				resp, body = srv.get(t, exampleURL(path))
 			}
 			if resp.StatusCode != 200 {
 				t.Errorf("%s %s (%s): %d %.200s", e.Method, path, e.Kind, resp.StatusCode, body)

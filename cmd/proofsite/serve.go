@@ -60,9 +60,15 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if _, err := c.Walk(ctx); err != nil {
 		return err
 	}
+	evaluation, records, err := openEvaluation(env, cfg, site, c)
+	if err != nil {
+		return err
+	}
+	defer records.Close()
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
-		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
+		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, Eval: evaluation,
+		TrustedProxies: cfg.TrustedProxies,
+		PostLimit:      cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {
 		return err
