@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit audit bench bench-site bench-ledger bench-http bench-eval fuzz-ledger fuzz-gate fuzz-eval clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit audit bench bench-site bench-ledger bench-http bench-eval bench-tiles fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
