@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit audit bench bench-site bench-ledger bench-ai bench-http bench-eval fuzz-ledger fuzz-gate fuzz-eval clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit audit bench bench-site bench-ledger bench-ai bench-http bench-eval bench-tiles fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -35,17 +35,18 @@ $(BIN): FORCE
 ## test: everything CI checks
 test: tools check-generated fmt-check vet staticcheck unit
 
-## tools: install what the voice needs (Debian's espeak-ng and lame) and
-## what the end-to-end tests run as an auditor would (curl and sha256sum)
-## when missing; fails with a clear message when they cannot be installed
+## tools: install what the voice needs (Debian's espeak-ng and lame), what
+## the end-to-end tests run as an auditor would (curl and sha256sum) and
+## node for the browser verifier's test, when missing; fails with a clear
+## message when they cannot be installed
 tools:
-	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null || ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
-		echo "espeak-ng, lame, curl or sha256sum not found; installing Debian's packages (the voice route and the auditor guide need them)"; \
+	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null || ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null || ! command -v node >/dev/null; then \
+		echo "espeak-ng, lame, curl, sha256sum or node not found; installing Debian's packages (the voice route, the auditor guide and the browser verifier's test need them)"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq espeak-ng lame curl coreutils >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame curl coreutils; } || \
-		{ echo "make tools: could not install espeak-ng, lame, curl and coreutils; install them with: apt-get install espeak-ng lame curl coreutils" >&2; exit 1; }; \
-		for t in espeak-ng lame curl sha256sum; do command -v $$t >/dev/null || \
+		$$SUDO apt-get install -y -qq espeak-ng lame curl coreutils nodejs >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame curl coreutils nodejs; } || \
+		{ echo "make tools: could not install espeak-ng, lame, curl, coreutils and nodejs; install them with: apt-get install espeak-ng lame curl coreutils nodejs" >&2; exit 1; }; \
+		for t in espeak-ng lame curl sha256sum node; do command -v $$t >/dev/null || \
 		{ echo "make tools: $$t still missing after apt-get; install it by hand" >&2; exit 1; }; done; fi
 
 ## generate: regenerate templ components
@@ -90,7 +91,14 @@ audit: $(BIN)
 	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-ai bench-http bench-eval
+bench: bench-site bench-ledger bench-ai bench-http bench-eval bench-tiles
+
+## bench-tiles: the tiled log at 1,000,000 rows: tiling from scratch and
+## per appended row (ledger/tiles), and the check of a remembered checkpoint
+## against the tiles at 1,000 to 1,000,000 rows (verify-ledger --tiles)
+bench-tiles:
+	$(GO) test -run '^$$' -bench 'TileFromScratch|TileAppend' -benchtime 1x -timeout 30m ./ledger/tiles
+	$(GO) test -run '^$$' -bench 'RememberedCheckpoint' -timeout 30m ./cmd/verify-ledger
 
 ## bench-ai: the AI layer in-process: the offline responder's answer (p99
 ## reported), a node's reply through the official SDKs against local fake

@@ -8,6 +8,9 @@
 //   - POST /api/chat (sent by a wrk Lua script) on the live edge with a
 //     zero-latency provider behind S2_CASE, against the same bare fiber
 //     handler: at least 0.5x its requests/s;
+//   - a hash tile of the ledger's tiled log (/ledger/tile/0/000.p/224), read
+//     by serve from the chain's tile folder, against nginx serving the
+//     build's copy of the same file: at least 0.8x its requests/s;
 //   - the MCP endpoint's tools/list and a tools/call of ledger_verdict (POSTs
 //     of 2026-07-28 requests, sent by a wrk Lua script) against the same bare
 //     fiber handler: at least 0.3x its requests/s.
@@ -43,7 +46,7 @@
 //
 // A preflight checks that every target answers 200 itself and that both
 // servers send the very bytes of the page. Each target is warmed up, then
-// wrk -t2 -c64 -d10s --latency runs over all eight targets in interleaved
+// wrk -t2 -c64 -d10s --latency runs over all ten targets in interleaved
 // rounds, each round starting one target later. The table reports, per
 // target, the median requests/s and the median p99 across rounds, the ratio
 // of the medians to the baseline, and PASS/FAIL; any non-2xx response or
