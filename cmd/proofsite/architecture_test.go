@@ -29,7 +29,7 @@ func TestDependencyDirections(t *testing.T) {
 		// at a line of site.yaml; it never reaches the store.
 		{"site/...", []string{mod + "/live", mod + "/cmd", mod + "/ledger/store", "github.com/dgraph-io/badger/v4", "github.com/gofiber/fiber/v2"}},
 		{"site/content", []string{mod + "/templates"}},
-		{"live/...", []string{mod + "/site", mod + "/cmd", mod + "/templates", mod + "/ledger/store", "github.com/dgraph-io/badger/v4"}},
+		{"live/...", []string{mod + "/site", mod + "/cmd", mod + "/templates", mod + "/ledger/store"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.pkg, func(t *testing.T) {
@@ -41,5 +41,27 @@ func TestDependencyDirections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBadgerImporters keeps Badger behind two owners: the chain's store and
+// the memory store's primary, each in a directory of its own.
+func TestBadgerImporters(t *testing.T) {
+	const mod = "github.com/proofsite/proofsite"
+	allowed := map[string]string{
+		mod + "/ledger/store": "the chain",
+		mod + "/live/memory":  "memories' primary store, in its own directory (ARCHITECTURE 5a: dual-write with an outbox)",
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", mod+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		for _, imp := range fields[1:] {
+			if (imp == "github.com/dgraph-io/badger/v4" || strings.HasPrefix(imp, "github.com/dgraph-io/badger/v4/")) && allowed[fields[0]] == "" {
+				t.Errorf("%s imports %s; only %v may", fields[0], imp, allowed)
+			}
+		}
 	}
 }

@@ -1,0 +1,304 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/proofsite/proofsite/ledger"
+)
+
+// Chain is the part of the ledger a Store needs: a durable append that
+// returns the sealed block, and a read of a block by index. cmd passes the
+// chain's appender (ledger/store.Store with the writer's signers behind
+// Witness); the reconciler reads the blocks back.
+type Chain interface {
+	// Witness appends a block of kind whose payload is payload (canonical
+	// JSON) and returns it once it is durable.
+	Witness(ctx context.Context, kind string, payload []byte) (ledger.Block, error)
+	// BlockByIndex returns the block at index i.
+	BlockByIndex(i int64) (ledger.Block, error)
+}
+
+// Options configure a Store. The zero value of each field is documented.
+type Options struct {
+	// Chain witnesses every memory. Required.
+	Chain Chain
+	// PostgresDSN, when set, selects PostgreSQL (through pgx) as the SQL
+	// store, for several replicas sharing one database; for example
+	// "postgres://user@db.internal/proofsite?sslmode=verify-full".
+	PostgresDSN string
+	// SQLitePath is the SQLite file used when PostgresDSN is empty; empty
+	// means "secondary.sqlite" in the memory directory.
+	SQLitePath string
+	// Nodes is the roster: when set, memories of other node ids are
+	// refused with ErrUnknownNode. Empty accepts every well-formed id.
+	Nodes []string
+	// SecondaryTimeout bounds the SQL write of a Put and each SQL call of
+	// Status; zero means 5 seconds. SQLite's busy timeout is the same.
+	SecondaryTimeout time.Duration
+	// ReplicateEvery is how often Run drains the outbox while it is not
+	// empty; zero means 2 seconds.
+	ReplicateEvery time.Duration
+	// ReconcileEvery is how often Run reconciles; zero means 10 minutes.
+	ReconcileEvery time.Duration
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) fill(dir string) error {
+	if o.Chain == nil {
+		return errors.New("memory: no chain to witness memories")
+	}
+	for _, n := range o.Nodes {
+		if !nodePattern.MatchString(n) {
+			return fmt.Errorf("memory: roster node id %q must match %s", n, nodePattern)
+		}
+	}
+	if o.SQLitePath == "" {
+		o.SQLitePath = filepath.Join(dir, "secondary.sqlite")
+	}
+	if o.SecondaryTimeout <= 0 {
+		o.SecondaryTimeout = 5 * time.Second
+	}
+	if o.ReplicateEvery <= 0 {
+		o.ReplicateEvery = 2 * time.Second
+	}
+	if o.ReconcileEvery <= 0 {
+		o.ReconcileEvery = 10 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return nil
+}
+
+// Store is memory with dual-write. A Store is safe for concurrent use.
+type Store struct {
+	opts      Options
+	log       *slog.Logger
+	primary   *primary
+	secondary *secondary
+	locks     [64]sync.Mutex // by id: one Put at a time per memory
+	seed      maphash.Seed
+	report    atomic.Pointer[Report]  // the last reconciliation; nil before the first
+	closed    atomic.Bool
+	replicate sync.Mutex // one Replicate or Reconcile at a time
+
+	// afterPrimary, set only by tests, runs between the primary and the
+	// secondary write of a Put.
+	afterPrimary func(Memory)
+}
+
+// Open opens (or creates) the memory in dir: the primary Badger store in
+// dir/badger and, unless Options name another, the SQL store in
+// dir/secondary.sqlite. It creates or migrates the SQL schema. The
+// primary must open; a SQL store that cannot be reached fails Open too
+// (run it again once the database answers).
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	if err := opts.fill(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	log := opts.Logger.With("component", "memory")
+	p, err := openPrimary(filepath.Join(dir, "badger"), log)
+	if err != nil {
+		return nil, err
+	}
+	d, dsn := postgres, opts.PostgresDSN
+	if dsn == "" {
+		d = sqlite
+		if dsn, err = sqliteDSN(opts.SQLitePath, opts.SecondaryTimeout); err != nil {
+			p.close()
+			return nil, err
+		}
+	}
+	sec, err := openSecondary(ctx, d, dsn, p.origin)
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	s := &Store{opts: opts, log: log, primary: p, secondary: sec, seed: maphash.MakeSeed()}
+	r, err := p.loadReport()
+	if err != nil {
+		log.Warn("last reconciliation report unreadable", "err", err)
+	}
+	s.report.Store(r)
+	log.Debug("opened", "dir", dir, "secondary", d.backend, "memories", p.count.Load())
+	return s, nil
+}
+
+// Close closes both stores. Stop Run (cancel its context) first.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.replicate.Lock()
+	defer s.replicate.Unlock()
+	for i := range s.locks {
+		s.locks[i].Lock()
+		defer s.locks[i].Unlock()
+	}
+	return errors.Join(s.secondary.close(), s.primary.close())
+}
+
+// Backend returns the SQL backend in use: BackendSQLite or BackendPostgres.
+func (s *Store) Backend() string { return s.secondary.d.backend }
+
+// Stored is the result of a Put.
+type Stored struct {
+	Memory Memory
+	// Created is false when the memory was already stored (same node and
+	// content): Memory is then the first one, with its first witness.
+	Created bool
+}
+
+// Put stores the memory d describes and reports success only once it is
+// durable in both stores. In order it
+//
+//  1. validates d (ErrInvalid, ErrUnknownNode) and derives the id;
+//  2. appends the witnessing chain block (WriteChain);
+//  3. writes the memory and its outbox entry to the primary in one synced
+//     Badger transaction (WritePrimary);
+//  4. writes the memory to the SQL store (WriteSecondary) and then drops
+//     the outbox entry.
+//
+// A failure returns a *WriteError naming the write. After a failed
+// secondary write the memory is durable in the primary and the returned
+// Stored is filled in: the outbox makes the replicator copy it later, and
+// a retry of the same Put writes the SQL store again without a second
+// block. A crash between steps 2 and 3 leaves a witness block that no
+// memory names (the retry gets a new block); nothing else is half-written.
+func (s *Store) Put(ctx context.Context, d Draft) (Stored, error) {
+	if err := s.checkNode(d.NodeID); err != nil {
+		return Stored{}, err
+	}
+	m, err := newMemory(d, s.opts.Now())
+	if err != nil {
+		return Stored{}, err
+	}
+	mu := &s.locks[maphash.String(s.seed, m.ID)%uint64(len(s.locks))]
+	mu.Lock()
+	defer mu.Unlock()
+	if s.closed.Load() {
+		return Stored{}, ErrClosed
+	}
+
+	if have, err := s.primary.get(m.ID); err == nil {
+		return s.retry(ctx, have)
+	} else if !errors.Is(err, ErrNotFound) {
+		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
+	}
+
+	payload, err := m.witnessPayload()
+	if err != nil {
+		return Stored{}, err
+	}
+	b, err := s.opts.Chain.Witness(ctx, WitnessKind, payload)
+	if err == nil {
+		m.Witness = Witness{BlockIndex: b.Index(), BlockHash: b.Hash()}
+		err = m.checkWitness(b)
+	}
+	if err != nil {
+		return Stored{}, &WriteError{Write: WriteChain, Backend: "chain", ID: m.ID, Err: err}
+	}
+
+	if have, created, err := s.primary.insert(m, s.opts.Now()); err != nil {
+		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
+	} else if !created {
+		return s.retry(ctx, have) // unreachable while Puts of one id are serialised
+	}
+	if s.afterPrimary != nil {
+		s.afterPrimary(m)
+	}
+	if err := s.deliver(ctx, m); err != nil {
+		return Stored{Memory: m, Created: true}, err
+	}
+	return Stored{Memory: m, Created: true}, nil
+}
+
+// retry answers a Put of a memory the primary holds: done if it has
+// reached the SQL store, else one more delivery.
+func (s *Store) retry(ctx context.Context, m Memory) (Stored, error) {
+	pending, err := s.primary.pending(m.ID)
+	if err != nil {
+		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
+	}
+	if pending {
+		if err := s.deliver(ctx, m); err != nil {
+			return Stored{Memory: m}, err
+		}
+	}
+	return Stored{Memory: m}, nil
+}
+
+// deliver writes m to the SQL store and then drops its outbox entry. A
+// failure to drop the entry is only logged: both stores hold m, and the
+// replicator's next delivery is a no-op that drops it.
+func (s *Store) deliver(ctx context.Context, m Memory) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.SecondaryTimeout)
+	defer cancel()
+	if err := s.secondary.putOne(ctx, m); err != nil {
+		s.log.Warn("secondary write failed; the outbox keeps the memory", "id", m.ID, "err", err)
+		return &WriteError{Write: WriteSecondary, Backend: s.secondary.d.backend, ID: m.ID, Err: err}
+	}
+	if err := s.primary.ack(m.ID); err != nil {
+		s.log.Warn("outbox entry not dropped; the replicator will", "id", m.ID, "err", err)
+	}
+	return nil
+}
+
+// Get returns the memory with id, from the primary store.
+func (s *Store) Get(id string) (Memory, error) {
+	if s.closed.Load() {
+		return Memory{}, ErrClosed
+	}
+	return s.primary.get(id)
+}
+
+// DefaultLimit and MaxLimit bound Retrieve.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// Retrieve returns up to limit memories of node from the primary store,
+// newest first (limit 0 means DefaultLimit; more than MaxLimit is cut to
+// MaxLimit). A node with no memories has an empty list.
+func (s *Store) Retrieve(ctx context.Context, node string, limit int) ([]Memory, error) {
+	if err := s.checkNode(node); err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	return s.primary.list(ctx, node, min(limit, MaxLimit))
+}
+
+func (s *Store) checkNode(node string) error {
+	if !nodePattern.MatchString(node) {
+		return fmt.Errorf("%w: node_id %q must match %s", ErrInvalid, node, nodePattern)
+	}
+	if len(s.opts.Nodes) > 0 && !slices.Contains(s.opts.Nodes, node) {
+		return fmt.Errorf("%w: %q", ErrUnknownNode, node)
+	}
+	return nil
+}
