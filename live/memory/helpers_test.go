@@ -135,6 +135,7 @@ func primarySnapshot(t testing.TB, s *Store) snapshot {
 	return out
 }
 
+// secondarySnapshot holds the rows this replica wrote.
 func secondarySnapshot(t testing.TB, s *Store) snapshot {
 	t.Helper()
 	out := snapshot{}
@@ -142,7 +143,9 @@ func secondarySnapshot(t testing.TB, s *Store) snapshot {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[r.id] = r.hash
+		if r.origin == s.secondary.origin {
+			out[r.id] = r.hash
+		}
 	}
 	return out
 }

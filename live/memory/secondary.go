@@ -76,7 +76,8 @@ var migrations = []string{
 		record_hash   TEXT NOT NULL,
 		origin        TEXT NOT NULL
 	);
-	CREATE INDEX memories_by_node ON memories (node_id, created_at)`,
+	CREATE INDEX memories_by_node ON memories (node_id, created_at);
+	CREATE INDEX memories_by_origin ON memories (origin)`,
 }
 
 const memoryColumns = "id, node_id, content, content_hash, created_at, witness_index, witness_hash, record_hash, origin"
@@ -129,7 +130,7 @@ func openSecondary(ctx context.Context, d dialect, dsn, origin string) (*seconda
 			"witness_index = excluded.witness_index, witness_hash = excluded.witness_hash, record_hash = excluded.record_hash, origin = excluded.origin"),
 		hashQ:  d.bind("SELECT record_hash FROM memories WHERE id = ?"),
 		scanQ:  "SELECT " + memoryColumns + " FROM memories ORDER BY " + d.byID,
-		countQ: "SELECT count(*) FROM memories",
+		countQ: d.bind("SELECT count(*) FROM memories WHERE origin = ?"),
 	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -375,12 +376,12 @@ func rowHash(id string, m Memory, content, contentHash, createdAt, witnessHash, 
 	return h
 }
 
-// count returns the number of rows.
+// count returns the number of rows this replica wrote.
 func (s *secondary) count(ctx context.Context) (int64, error) {
 	if err := s.check("count"); err != nil {
 		return 0, err
 	}
 	var n int64
-	err := s.db.QueryRowContext(ctx, s.countQ).Scan(&n)
+	err := s.db.QueryRowContext(ctx, s.countQ, s.origin).Scan(&n)
 	return n, err
 }

@@ -49,8 +49,9 @@ type Status struct {
 type StoreHealth struct {
 	Backend string `json:"backend"`
 	Healthy bool   `json:"healthy"`
-	// Memories is the number of memories held; null when the store does
-	// not answer.
+	// Memories is the number of memories held: in the SQL store, those
+	// this replica wrote (replicas sharing PostgreSQL each count their
+	// own); null when the store does not answer.
 	Memories *int64 `json:"memories"`
 	// Error says why the store is unhealthy, in words fit for a public
 	// page (the cause goes to the log).
