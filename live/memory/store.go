@@ -94,7 +94,7 @@ type Store struct {
 	secondary *secondary
 	locks     [64]sync.Mutex // by id: one Put at a time per memory
 	seed      maphash.Seed
-	report    atomic.Pointer[Report]  // the last reconciliation; nil before the first
+	report    atomic.Pointer[Report] // the last reconciliation; nil before the first
 	closed    atomic.Bool
 	replicate sync.Mutex // one Replicate or Reconcile at a time
 
