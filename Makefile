@@ -6,7 +6,7 @@ GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck unit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck postgres unit bench bench-site bench-ledger bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
 run: $(BIN)
@@ -30,7 +30,7 @@ $(BIN): FORCE
 	$(GO) build -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
-test: check-generated fmt-check vet staticcheck unit
+test: check-generated fmt-check vet staticcheck postgres unit
 
 ## generate: regenerate templ components
 generate:
@@ -51,11 +51,22 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck ./...
 
+## postgres: install Debian's PostgreSQL when missing; the live/memory tests
+## start a throwaway server from its binaries (and fail without them)
+postgres:
+	bash .ci/install-postgres
+
 unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-http
+bench: bench-site bench-ledger bench-http bench-memory
+
+## bench-memory: durable dual-write memory stores/s (chain block + Badger +
+## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
+## 32 concurrent callers
+bench-memory: postgres
+	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory
 
 ## bench-ledger: durable appends/s, incremental verify per append, raw crypto
 ## rate, and full walks of 100k and 1M stored blocks against that raw rate
