@@ -28,6 +28,8 @@ var (
 	// ErrCorrupt reports stored data that does not decode or whose derived
 	// fields do not agree.
 	ErrCorrupt = errors.New("memory: stored record corrupt")
+	// ErrSchemaNewer reports a SQL schema written by a newer program.
+	ErrSchemaNewer = errors.New("memory: the SQL schema is newer than this program")
 	// ErrClosed reports a call on a closed Store.
 	ErrClosed = errors.New("memory: store closed")
 )

@@ -296,3 +296,32 @@ func TestConflictNeverOverwritten(t *testing.T) {
 	}
 	requireConverged(t, s)
 }
+
+// TestOpenWhilePostgresDown opens the store while its database is down:
+// Open succeeds, Puts keep their memories in the outbox and fail naming
+// the SQL write, and once the server answers the schema is created and
+// the replicator converges.
+func TestOpenWhilePostgresDown(t *testing.T) {
+	srv := pg.Get(t)
+	dsn := srv.NewSchema(t)
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	t.Cleanup(func() { srv.Restart(ctx) }) // the server is shared
+	e := newEnv(t, Options{PostgresDSN: dsn, SecondaryTimeout: 2 * time.Second})
+	s := e.open(t)
+
+	_, err := s.Put(ctx, draft("case", 1))
+	requireSecondaryWriteError(t, err)
+	if st := s.Status(ctx); st.State != StateDegraded || st.OutboxBacklog != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	if err := srv.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Replicate(ctx); err != nil || n != 1 {
+		t.Fatalf("Replicate = %d, %v", n, err)
+	}
+	requireConverged(t, s)
+}

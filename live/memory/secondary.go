@@ -9,12 +9,15 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // The SQL backends.
@@ -26,7 +29,6 @@ const (
 // dialect is what differs between the two SQL backends.
 type dialect struct {
 	backend string
-	driver  string
 	// byID orders rows by id byte-wise whatever the database's collation.
 	byID string
 	// lock serialises migrations between replicas sharing a database.
@@ -36,8 +38,8 @@ type dialect struct {
 }
 
 var (
-	sqlite   = dialect{backend: BackendSQLite, driver: "sqlite", byID: "id COLLATE BINARY"}
-	postgres = dialect{backend: BackendPostgres, driver: "pgx", byID: `id COLLATE "C"`, numbered: true,
+	sqlite   = dialect{backend: BackendSQLite, byID: "id COLLATE BINARY"}
+	postgres = dialect{backend: BackendPostgres, byID: `id COLLATE "C"`, numbered: true,
 		lock: "SELECT pg_advisory_xact_lock(7236961001)"} // a constant of this package: "memory" migrations
 )
 
@@ -90,6 +92,9 @@ type secondary struct {
 
 	insertQ, repairQ, hashQ, scanQ, countQ string
 
+	migrating sync.Mutex
+	migrated  atomic.Bool // the schema is current; until then every call tries to migrate
+
 	// fault, set only by tests, runs before every statement and fails it
 	// when it returns an error: deterministic interleavings of outages.
 	fault func(op string) error
@@ -110,16 +115,24 @@ func sqliteDSN(path string, busy time.Duration) (string, error) {
 	return "file:" + path + "?" + q.Encode(), nil
 }
 
-func openSecondary(ctx context.Context, d dialect, dsn, origin string) (*secondary, error) {
-	db, err := sql.Open(d.driver, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("memory: open %s store: %w", d.backend, err)
-	}
-	if d == sqlite {
+// openSecondary opens the database without connecting to it (ready does
+// on first use); a malformed DSN fails here.
+func openSecondary(d dialect, dsn, origin string) (*secondary, error) {
+	var db *sql.DB
+	if d == postgres {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("memory: postgres DSN: %w", err)
+		}
+		db = stdlib.OpenDB(*cfg)
+		db.SetMaxOpenConns(16)
+	} else {
+		var err error
+		if db, err = sql.Open("sqlite", dsn); err != nil {
+			return nil, fmt.Errorf("memory: open sqlite store: %w", err)
+		}
 		// One writer at a time in SQLite; a few readers beside it.
 		db.SetMaxOpenConns(4)
-	} else {
-		db.SetMaxOpenConns(16)
 	}
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &secondary{
@@ -132,11 +145,26 @@ func openSecondary(ctx context.Context, d dialect, dsn, origin string) (*seconda
 		scanQ:  "SELECT " + memoryColumns + " FROM memories ORDER BY " + d.byID,
 		countQ: d.bind("SELECT count(*) FROM memories WHERE origin = ?"),
 	}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
 	return s, nil
+}
+
+// ready migrates the schema unless that is done. Every call to the
+// database goes through it, so a database that was down when the Store
+// opened gets its schema when it answers.
+func (s *secondary) ready(ctx context.Context) error {
+	if s.migrated.Load() {
+		return nil
+	}
+	s.migrating.Lock()
+	defer s.migrating.Unlock()
+	if s.migrated.Load() {
+		return nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	s.migrated.Store(true)
+	return nil
 }
 
 func (s *secondary) close() error { return s.db.Close() }
@@ -171,7 +199,7 @@ func (s *secondary) migrate(ctx context.Context) error {
 		return fmt.Errorf("memory: %s store: migrate: %w", s.d.backend, err)
 	}
 	if have > len(migrations) {
-		return fmt.Errorf("memory: %s store: schema version %d is newer than this program's %d", s.d.backend, have, len(migrations))
+		return fmt.Errorf("%w: %s store: schema version %d, this program knows %d", ErrSchemaNewer, s.d.backend, have, len(migrations))
 	}
 	for v := have + 1; v <= len(migrations); v++ {
 		for _, stmt := range strings.Split(migrations[v-1], ";") {
@@ -230,6 +258,9 @@ func (s *secondary) put(ctx context.Context, x execer, m Memory) error {
 
 // putOne is put in its own (implicit) transaction.
 func (s *secondary) putOne(ctx context.Context, m Memory) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	if err := s.put(ctx, s.db, m); err != nil {
 		return fmt.Errorf("memory: %s store: write %s: %w", s.d.backend, m.ID, err)
 	}
@@ -239,6 +270,9 @@ func (s *secondary) putOne(ctx context.Context, m Memory) error {
 // putBatch puts every memory of ms in one transaction. It returns the ids
 // that conflict (the others are committed) or an error (none is).
 func (s *secondary) putBatch(ctx context.Context, ms []Memory) (conflicts []string, err error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.check("begin"); err != nil {
 		return nil, fmt.Errorf("memory: %s store: %w", s.d.backend, err)
 	}
@@ -270,6 +304,9 @@ func (s *secondary) putBatch(ctx context.Context, ms []Memory) (conflicts []stri
 // transaction. Only the reconciler calls it, with memories read from the
 // primary whose witness it checked.
 func (s *secondary) repair(ctx context.Context, ms []Memory) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	if err := s.check("repair"); err != nil {
 		return fmt.Errorf("memory: %s store: repair: %w", s.d.backend, err)
 	}
@@ -296,6 +333,9 @@ func (s *secondary) repair(ctx context.Context, ms []Memory) error {
 // hash returns the record hash the SQL store holds for id, zero when it
 // holds none.
 func (s *secondary) hash(ctx context.Context, id string) (ledger.Hash, error) {
+	if err := s.ready(ctx); err != nil {
+		return ledger.Hash{}, err
+	}
 	if err := s.check("hash"); err != nil {
 		return ledger.Hash{}, fmt.Errorf("memory: %s store: read %s: %w", s.d.backend, id, err)
 	}
@@ -328,6 +368,10 @@ type row struct {
 func (s *secondary) rows(ctx context.Context) iter.Seq2[row, error] {
 	return func(yield func(row, error) bool) {
 		fail := func(err error) { yield(row{}, fmt.Errorf("memory: %s store: scan: %w", s.d.backend, err)) }
+		if err := s.ready(ctx); err != nil {
+			fail(err)
+			return
+		}
 		if err := s.check("scan"); err != nil {
 			fail(err)
 			return
@@ -378,6 +422,9 @@ func rowHash(id string, m Memory, content, contentHash, createdAt, witnessHash, 
 
 // count returns the number of rows this replica wrote.
 func (s *secondary) count(ctx context.Context) (int64, error) {
+	if err := s.ready(ctx); err != nil {
+		return 0, err
+	}
 	if err := s.check("count"); err != nil {
 		return 0, err
 	}

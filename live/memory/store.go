@@ -105,9 +105,11 @@ type Store struct {
 
 // Open opens (or creates) the memory in dir: the primary Badger store in
 // dir/badger and, unless Options name another, the SQL store in
-// dir/secondary.sqlite. It creates or migrates the SQL schema. The
-// primary must open; a SQL store that cannot be reached fails Open too
-// (run it again once the database answers).
+// dir/secondary.sqlite, whose schema it creates or migrates. The primary
+// must open, and a malformed DSN or a schema newer than this program
+// fails Open; a SQL store that does not answer does not: Puts then keep
+// their memories in the outbox (and fail with a WriteSecondary error),
+// Status says so, and the schema is made when the database answers.
 func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if err := opts.fill(dir); err != nil {
 		return nil, err
@@ -128,8 +130,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	sec, err := openSecondary(ctx, d, dsn, p.origin)
+	sec, err := openSecondary(d, dsn, p.origin)
+	if err == nil {
+		if err = sec.ready(ctx); err != nil && !errors.Is(err, ErrSchemaNewer) {
+			log.Warn("the SQL store does not answer; memories wait in the outbox", "backend", d.backend, "err", err)
+			err = nil
+		}
+	}
 	if err != nil {
+		if sec != nil {
+			sec.close()
+		}
 		p.close()
 		return nil, err
 	}
