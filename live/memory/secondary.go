@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,15 +105,18 @@ type secondary struct {
 // FULL (a commit is on disk before it returns), a busy timeout, and
 // write transactions that take the write lock when they begin.
 func sqliteDSN(path string, busy time.Duration) (string, error) {
-	if strings.ContainsAny(path, "?#") {
-		return "", fmt.Errorf("memory: SQLite path %q must not contain ? or #", path)
+	// A plain absolute name: no "file:" URI, whose %-escapes SQLite would
+	// decode; the driver cuts the query off at the first ?.
+	path, err := filepath.Abs(path)
+	if err != nil || strings.Contains(path, "?") {
+		return "", fmt.Errorf("memory: SQLite path %q must be a file name without ? (%v)", path, err)
 	}
 	q := url.Values{}
 	q.Set("_busy_timeout", strconv.FormatInt(busy.Milliseconds(), 10))
 	q.Set("_journal_mode", "WAL")
 	q.Set("_synchronous", "FULL")
 	q.Set("_txlock", "immediate")
-	return "file:" + path + "?" + q.Encode(), nil
+	return path + "?" + q.Encode(), nil
 }
 
 // openSecondary opens the database without connecting to it (ready does

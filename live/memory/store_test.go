@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/proofsite/proofsite/ledger"
 )
@@ -193,4 +194,15 @@ type failingChain struct{ testChain }
 
 func (failingChain) Witness(context.Context, string, []byte) (ledger.Block, error) {
 	return ledger.Block{}, errors.New("chain: disk full")
+}
+
+// TestSQLiteSettings reads back the settings every SQLite connection gets.
+func TestSQLiteSettings(t *testing.T) {
+	s := newEnv(t, Options{SecondaryTimeout: 1500 * time.Millisecond}).open(t)
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "busy_timeout": "1500"} {
+		var got string
+		if err := s.secondary.db.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %q, %v; want %q", pragma, got, err, want)
+		}
+	}
 }
