@@ -103,20 +103,7 @@ func TestMemoryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := append(append(doc, '\n'), append(payload, '\n')...)
-	golden := filepath.Join("testdata", "memory.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
-	}
+	golden(t, "memory.golden", append(append(doc, '\n'), append(payload, '\n')...))
 
 	var back Memory
 	if err := json.Unmarshal(doc, &back); err != nil {
@@ -162,5 +149,23 @@ func TestCheckFindsTampering(t *testing.T) {
 		if err := json.Unmarshal([]byte(doc), &back); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("decoding %s: %v, want ErrCorrupt", doc, err)
 		}
+	}
+}
+
+// golden compares got with testdata/name, rewriting it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant (%s)\n%s", got, path, want)
 	}
 }

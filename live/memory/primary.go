@@ -114,20 +114,17 @@ func (p *primary) get(id string) (Memory, error) {
 }
 
 // insert writes m with its node index entry and its outbox entry in one
-// synced transaction. When id is already stored it writes nothing and
-// returns the stored memory and false.
-func (p *primary) insert(m Memory, now time.Time) (Memory, bool, error) {
+// synced transaction. It refuses an id that is already stored (Put checks
+// first and serialises Puts of one id, so this is a safeguard).
+func (p *primary) insert(m Memory, now time.Time) error {
 	data, err := m.MarshalJSON()
 	if err != nil {
-		return Memory{}, false, err
+		return err
 	}
-	var stored Memory
 	err = p.db.Update(func(txn *badger.Txn) error {
-		var err error
-		if stored, err = getMemory(txn, m.ID); !errors.Is(err, ErrNotFound) {
-			return err // nil: already stored
+		if _, err := txn.Get(memoryKey(m.ID)); !errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("already stored (%v)", err)
 		}
-		stored = Memory{}
 		for _, kv := range [][2][]byte{
 			{memoryKey(m.ID), data},
 			{nodeKey(m), nil},
@@ -140,13 +137,10 @@ func (p *primary) insert(m Memory, now time.Time) (Memory, bool, error) {
 		return nil
 	})
 	if err != nil {
-		return Memory{}, false, fmt.Errorf("memory: primary store: write %s: %w", m.ID, err)
-	}
-	if stored.ID != "" {
-		return stored, false, nil
+		return fmt.Errorf("memory: primary store: write %s: %w", m.ID, err)
 	}
 	p.count.Add(1)
-	return m, true, nil
+	return nil
 }
 
 // pending reports whether id has an outbox entry.

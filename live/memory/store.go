@@ -229,18 +229,13 @@ func (s *Store) Put(ctx context.Context, d Draft) (Stored, error) {
 		return Stored{}, &WriteError{Write: WriteChain, Backend: "chain", ID: m.ID, Err: err}
 	}
 
-	if have, created, err := s.primary.insert(m, s.opts.Now()); err != nil {
+	if err := s.primary.insert(m, s.opts.Now()); err != nil {
 		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
-	} else if !created {
-		return s.retry(ctx, have) // unreachable while Puts of one id are serialised
 	}
 	if s.afterPrimary != nil {
 		s.afterPrimary(m)
 	}
-	if err := s.deliver(ctx, m); err != nil {
-		return Stored{Memory: m, Created: true}, err
-	}
-	return Stored{Memory: m, Created: true}, nil
+	return Stored{Memory: m, Created: true}, s.deliver(ctx, m)
 }
 
 // retry answers a Put of a memory the primary holds: done if it has
@@ -251,18 +246,18 @@ func (s *Store) retry(ctx context.Context, m Memory) (Stored, error) {
 		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
 	}
 	if pending {
-		if err := s.deliver(ctx, m); err != nil {
-			return Stored{Memory: m}, err
-		}
+		err = s.deliver(ctx, m)
 	}
-	return Stored{Memory: m}, nil
+	return Stored{Memory: m}, err
 }
 
 // deliver writes m to the SQL store and then drops its outbox entry. A
-// failure to drop the entry is only logged: both stores hold m, and the
-// replicator's next delivery is a no-op that drops it.
+// caller that gives up (ctx cancelled) does not cut the write short; the
+// SecondaryTimeout does. A failure to drop the entry is only logged: both
+// stores hold m, and the replicator's next delivery is a no-op that drops
+// it.
 func (s *Store) deliver(ctx context.Context, m Memory) error {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.SecondaryTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SecondaryTimeout)
 	defer cancel()
 	if err := s.secondary.putOne(ctx, m); err != nil {
 		s.log.Warn("secondary write failed; the outbox keeps the memory", "id", m.ID, "err", err)

@@ -206,3 +206,32 @@ func TestSQLiteSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusGolden pins the JSON of Status (the body of GET
+// /api/memory/status) for a store with one memory waiting in the outbox.
+func TestStatusGolden(t *testing.T) {
+	s := newEnv(t, Options{Now: steppingClock()}).open(t)
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := s.Put(ctx, draft("case", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Reconcile(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.secondary.fault = func(op string) error {
+		if op == "put" {
+			return errors.New("injected")
+		}
+		return nil
+	}
+	if _, err := s.Put(ctx, draft("case", 2)); err == nil {
+		t.Fatal("Put succeeded")
+	}
+	got, err := json.MarshalIndent(s.Status(ctx), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "status.golden", append(got, '\n'))
+}
