@@ -121,7 +121,7 @@ func sqliteDSN(path string, busy time.Duration) (string, error) {
 
 // openSecondary opens the database without connecting to it (ready does
 // on first use); a malformed DSN fails here.
-func openSecondary(d dialect, dsn, origin string) (*secondary, error) {
+func openSecondary(d dialect, dsn, origin string, maxConns int) (*secondary, error) {
 	var db *sql.DB
 	if d == postgres {
 		cfg, err := pgx.ParseConfig(dsn)
@@ -129,15 +129,13 @@ func openSecondary(d dialect, dsn, origin string) (*secondary, error) {
 			return nil, fmt.Errorf("memory: postgres DSN: %w", err)
 		}
 		db = stdlib.OpenDB(*cfg)
-		db.SetMaxOpenConns(16)
 	} else {
 		var err error
 		if db, err = sql.Open("sqlite", dsn); err != nil {
 			return nil, fmt.Errorf("memory: open sqlite store: %w", err)
 		}
-		// One writer at a time in SQLite; a few readers beside it.
-		db.SetMaxOpenConns(4)
 	}
+	db.SetMaxOpenConns(maxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	s := &secondary{
 		db: db, d: d, origin: origin,

@@ -42,6 +42,12 @@ type Options struct {
 	// Nodes is the roster: when set, memories of other node ids are
 	// refused with ErrUnknownNode. Empty accepts every well-formed id.
 	Nodes []string
+	// MaxConns bounds the SQL store's open connections; zero means 4.
+	// Few connections serve best on a small machine (on 2 cores, 32
+	// concurrent Puts on PostgreSQL ran about three times faster through 4
+	// connections than through 16); raise it where the database has cores
+	// of its own.
+	MaxConns int
 	// SecondaryTimeout bounds the SQL write of a Put and each SQL call of
 	// Status; zero means 5 seconds. SQLite's busy timeout is the same.
 	SecondaryTimeout time.Duration
@@ -67,6 +73,9 @@ func (o *Options) fill(dir string) error {
 	}
 	if o.SQLitePath == "" {
 		o.SQLitePath = filepath.Join(dir, "secondary.sqlite")
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 4
 	}
 	if o.SecondaryTimeout <= 0 {
 		o.SecondaryTimeout = 5 * time.Second
@@ -130,7 +139,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	sec, err := openSecondary(d, dsn, p.origin)
+	sec, err := openSecondary(d, dsn, p.origin, opts.MaxConns)
 	if err == nil {
 		if err = sec.ready(ctx); err != nil && !errors.Is(err, ErrSchemaNewer) {
 			log.Warn("the SQL store does not answer; memories wait in the outbox", "backend", d.backend, "err", err)
