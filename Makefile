@@ -27,7 +27,8 @@ build: $(BIN)
 	$(BIN) build --content content --out public --data data
 
 $(BIN): FORCE
-	$(GO) build -o $(BIN) ./cmd/proofsite
+	@echo "building $(BIN) (on an empty Go cache the first build downloads and compiles every dependency: a few minutes; go lists each package as it goes)"
+	$(GO) build -v -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
 test: check-generated fmt-check vet staticcheck postgres unit
@@ -113,7 +114,8 @@ bench-site: $(BIN)
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq hugo; }
 	$(GO) run ./cmd/sitebench $(BENCH_FLAGS)
 
+## clean: remove build outputs; never data/ (the chain and its private keys)
 clean:
-	rm -rf bin public/* data
+	rm -rf bin public/*
 
 FORCE:

@@ -3,10 +3,8 @@ package live
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -28,71 +26,6 @@ const (
 	// /openapi.json.
 	ControlPlaneExtension = "x-capability-control-plane"
 )
-
-// ProblemTypeBase prefixes every problem "type": stable identifiers that do
-// not depend on where the service runs.
-const ProblemTypeBase = "urn:proofsite:problem:"
-
-// problemSlugs name the problem type of each status.
-var problemSlugs = map[int]string{
-	http.StatusBadRequest:            "bad-request",
-	http.StatusForbidden:             "forbidden",
-	http.StatusNotFound:              "not-found",
-	http.StatusMethodNotAllowed:      "method-not-allowed",
-	http.StatusNotAcceptable:         "not-acceptable",
-	http.StatusRequestEntityTooLarge: "body-too-large",
-	http.StatusUnsupportedMediaType:  "unsupported-media-type",
-	http.StatusUnprocessableEntity:   "invalid-request",
-	http.StatusTooManyRequests:       "rate-limited",
-	http.StatusServiceUnavailable:    "unavailable",
-}
-
-func problemType(status int) string {
-	if slug, ok := problemSlugs[status]; ok {
-		return ProblemTypeBase + slug
-	}
-	if status >= 500 {
-		return ProblemTypeBase + "internal"
-	}
-	return "about:blank"
-}
-
-// problem is an RFC 9457 problem with a type of its own.
-func problem(status int, slug, detail string) *huma.ErrorModel {
-	return &huma.ErrorModel{Type: ProblemTypeBase + slug, Title: http.StatusText(status), Status: status, Detail: detail}
-}
-
-// Every error huma produces (validation, body limits, handler errors) is a
-// problem with a stable type and the request path as its instance; 5xx
-// problems carry no internal detail.
-func init() {
-	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
-		if status >= 500 {
-			msg, errs = "", nil
-		}
-		details := make([]*huma.ErrorDetail, 0, len(errs))
-		for _, err := range errs {
-			var d huma.ErrorDetailer
-			if errors.As(err, &d) {
-				// Say where and what, never echo the value: some inputs
-				// (a handshake declaration) must not come back.
-				detail := *d.ErrorDetail()
-				detail.Value = nil
-				details = append(details, &detail)
-			} else if err != nil {
-				details = append(details, &huma.ErrorDetail{Message: err.Error()})
-			}
-		}
-		return &huma.ErrorModel{Type: problemType(status), Title: http.StatusText(status), Status: status, Detail: msg, Errors: details}
-	}
-	huma.NewErrorWithContext = func(ctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
-		err := huma.NewError(status, msg, errs...)
-		if m, ok := err.(*huma.ErrorModel); ok && ctx != nil {
-			m.Instance = ctx.URL().Path
-		}
-		return err
-	}
-}
 
 // Fresh is embedded in every live JSON response.
 type Fresh struct {
@@ -134,40 +67,50 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 	site := s.site
 	d := &definition{s: s, app: app}
 	problems := "Errors are RFC 9457 problem documents (application/problem+json) whose type is " +
-		ProblemTypeBase + "<slug>: " + strings.Join(sortedSlugs(), ", ") + "."
+		ProblemTypeBase + "<slug>: " + strings.Join(sortedSlugs(), ", ") + ". " + requestRules
 	v1 := apiConfig(site.Title+" — verification API", V1APIVersion,
 		"The verification API on the API origin: orientation for agents and the latest chain state. "+problems, site.APIURL)
-	d.v1 = humafiber.New(app, v1)
+	d.v1 = d.newAPI(v1)
 	d.registerV1()
-	if apiOnly {
-		return d
+	if !apiOnly {
+		proof := apiConfig(site.Title+" — proof surface", ProofAPIVersion,
+			"The public proof surface and gate discovery. canonical_spine_valid is the authoritative integrity field; "+
+				"every live JSON response carries a request-time generated_at and Cache-Control: no-store. "+problems, site.BaseURL)
+		proof.Extensions = map[string]any{ControlPlaneExtension: s.controlPlane()}
+		d.proof = d.newAPI(proof)
+		d.registerProof()
+		d.registerDiscovery()
+		d.registerRecords()
+		d.registerStatic()
 	}
-	proof := apiConfig(site.Title+" — proof surface", ProofAPIVersion,
-		"The public proof surface and gate discovery. canonical_spine_valid is the authoritative integrity field; "+
-			"every live JSON response carries a request-time generated_at and Cache-Control: no-store. "+problems, site.BaseURL)
-	proof.Extensions = map[string]any{ControlPlaneExtension: s.controlPlane()}
-	d.proof = humafiber.New(app, proof)
-	d.registerProof()
-	d.registerDiscovery()
-	d.registerRecords()
-	d.registerStatic()
+	if s.opts.testRoutes != nil {
+		s.opts.testRoutes(d)
+	}
+	d.finish()
 	return d
 }
 
-func sortedSlugs() []string {
-	var out []string
-	for _, s := range problemSlugs {
-		out = append(out, s)
-	}
-	out = append(out, "internal", "metadata-only", "credentials-not-accepted")
-	slices.Sort(out)
-	return out
+// requestRules is what both descriptions say of malformed requests.
+const requestRules = "Malformed parameters and bodies are answered 400 (invalid-request, or the rule broken); " +
+	"422 is kept for well-formed requests whose content fails a semantic check. " +
+	"A query parameter may be given once, in its declared letter case. " +
+	"A POST body must be Content-Type: application/json (415), within the operation's x-max-body-bytes (413), " +
+	"and strict JSON (400): no member name twice in one object, none that differs only in letter case from a declared field, " +
+	"no member the schema does not declare (additionalProperties: false), valid UTF-8 and nothing after the value. " +
+	"POST operations are rate-limited per client (x-rate-limit, or 30 per minute) on every listener together: 429 with Retry-After."
+
+// newAPI returns a huma API on the definition's app whose every operation
+// runs through the request pipeline, and whose GET routes answer HEAD.
+func (d *definition) newAPI(cfg huma.Config) huma.API {
+	api := humafiber.NewWithGroup(d.app, headRouter{d.app}, cfg)
+	api.UseMiddleware(d.pipeline)
+	return api
 }
 
 // controlPlane is the capability board and enforcement model, as published
 // in the OpenAPI extension and the discovery documents.
 func (s *Server) controlPlane() map[string]any {
-	board := s.site.board()
+	board := s.site.Board()
 	return map[string]any{
 		"board":             board,
 		"maturity":          board["maturity"],

@@ -1,5 +1,7 @@
 package live
 
+import "github.com/proofsite/proofsite/ledger/charter"
+
 // Discovery is the master index.
 type Discovery struct {
 	Service   Identity        `json:"service"`
@@ -12,19 +14,19 @@ type Discovery struct {
 
 // TownEntry is one town on the town map.
 type TownEntry struct {
-	Town
+	charter.Town
 	URL string `json:"url"`
 }
 
 // Product is one product of the catalog.
 type Product struct {
-	ID          string            `json:"id"`
-	Name        string            `json:"name"`
-	Page        string            `json:"page"`
-	Kits        []string          `json:"kits"`
-	Maturity    string            `json:"maturity"`
-	Board       map[string]string `json:"capability_board"`
-	PublishRule PublishRule       `json:"publish_rule"`
+	ID          string              `json:"id"`
+	Name        string              `json:"name"`
+	Page        string              `json:"page"`
+	Kits        []string            `json:"kits"`
+	Maturity    string              `json:"maturity"`
+	Board       map[string]string   `json:"capability_board"`
+	PublishRule charter.PublishRule `json:"publish_rule"`
 }
 
 // features maps each feature of the specification to the route that
@@ -59,7 +61,7 @@ func (s *Server) discovery(d *definition) Discovery {
 	for _, t := range s.site.Towns {
 		disc.Towns = append(disc.Towns, TownEntry{Town: t, URL: s.site.APIURL + "/api/v1/towns/" + t.ID})
 	}
-	board := s.site.board()
+	board := s.site.Board()
 	disc.Products = []Product{{
 		ID: "gate", Name: "The gate: authorization checkpoint", Page: s.site.BaseURL + "/gate.html",
 		Kits:     []string{s.site.BaseURL + "/products/gate/README.md", s.site.BaseURL + "/products/gate/PRODUCT_SHEET.md"},
@@ -74,7 +76,7 @@ func (s *Server) discovery(d *definition) Discovery {
 type Audit struct {
 	Summary     string            `json:"summary"`
 	Steps       []AuditStep       `json:"steps"`
-	Readiness   []Layer           `json:"readiness" doc:"The stewardship closure layers as configured"`
+	Readiness   []charter.Layer   `json:"readiness" doc:"The stewardship closure layers as configured"`
 	Pins        Pins              `json:"pins"`
 	Verifier    VerifierRef       `json:"verifier"`
 	CannotProve []string          `json:"cannot_prove"`
@@ -117,8 +119,8 @@ func (s *Server) audit() Audit {
 			{"Check the capability claims", base + "/gate.html", "which controls are live and which are roadmap", true},
 			{"Check the constitution text you were given", base + "/constitution-status.json", "the SHA-256 of the published text and every article count", true},
 		},
-		Readiness: s.site.Stewardship,
-		Board:     s.site.board(),
+		Readiness: s.site.Stewardship.Layers,
+		Board:     s.site.Board(),
 		Verifier: VerifierRef{Source: base + "/downloads/verify-ledger.go", SHA256: base + "/downloads/verify-ledger.go.sha256",
 			Usage: []string{"go run verify-ledger.go " + base, "go run verify-ledger.go --checkpoint SIZE:HASH " + base}},
 		CannotProve: []string{

@@ -1,6 +1,9 @@
 package live
 
-import "github.com/gofiber/fiber/v2"
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
 
 // fixedHeader is a response header with a constant value, both kept as
 // bytes with the name in canonical form. Setting it skips fasthttp's
@@ -9,7 +12,10 @@ import "github.com/gofiber/fiber/v2"
 type fixedHeader struct{ name, value []byte }
 
 // set sets the header on c's response, replacing any earlier value.
-func (h fixedHeader) set(c *fiber.Ctx) { c.Response().Header.SetCanonical(h.name, h.value) }
+func (h fixedHeader) set(c *fiber.Ctx) { h.put(&c.Response().Header) }
+
+// put sets the header on a response header, replacing any earlier value.
+func (h fixedHeader) put(r *fasthttp.ResponseHeader) { r.SetCanonical(h.name, h.value) }
 
 func newFixedHeader(name, value string) fixedHeader {
 	return fixedHeader{name: []byte(name), value: []byte(value)}
@@ -27,6 +33,15 @@ var (
 	htmlCSPHeader        = newFixedHeader(fiber.HeaderContentSecurityPolicy, htmlCSP)
 	gzipHeader           = newFixedHeader(fiber.HeaderContentEncoding, "gzip")
 )
+
+// commonHeaders are set on every response (putCommonHeaders).
+var commonHeaders = [...]fixedHeader{nosniffHeader, referrerPolicyHeader, frameDenyHeader}
+
+func putCommonHeaders(h *fasthttp.ResponseHeader) {
+	for _, fh := range commonHeaders {
+		fh.put(h)
+	}
+}
 
 // fixedHeaders lists them for the tests.
 var fixedHeaders = []fixedHeader{nosniffHeader, referrerPolicyHeader, frameDenyHeader, noStoreHeader, varyHeader,

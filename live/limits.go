@@ -2,37 +2,45 @@ package live
 
 import (
 	"fmt"
+	"math"
 	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/gofiber/fiber/v2/middleware/limiter"
+	"golang.org/x/time/rate"
 )
 
-// Limit is a per-IP request rate.
+// Limit is a request rate per client: Max requests per Window, as a token
+// bucket that holds Max and refills at Max per Window.
 type Limit struct {
 	Max    int
 	Window time.Duration
 }
 
-// DefaultLimits are the per-IP limits of the specification's table (section
-// 8). Routes not listed get DefaultPostLimit; GET routes are unlimited.
-var DefaultLimits = map[string]Limit{
-	"/api/chat":  {20, time.Minute},
-	"/api/pulse": {5, time.Minute},
-	"/api/voice": {10, time.Minute},
-}
+// The specification's limits (section 8), for the routes to declare when
+// they are registered (PostRoute.Limit).
+var (
+	ChatLimit  = Limit{20, time.Minute}
+	PulseLimit = Limit{5, time.Minute}
+	VoiceLimit = Limit{10, time.Minute}
+)
 
-// DefaultPostLimit limits every other POST route per IP.
+// DefaultPostLimit limits every other POST route per client, and all
+// requests with a body to paths that are not routes. GET routes are
+// unlimited.
 var DefaultPostLimit = Limit{30, time.Minute}
 
-// MaxBodyBytes is the largest request body the server reads at all; each
-// POST route has its own smaller limit.
-const MaxBodyBytes = 64 << 10
+// Body limits. MaxBodyBytes is the most the server reads of any request
+// body; each POST route has its own, smaller limit, DefaultBodyBytes unless
+// it declares one.
+const (
+	MaxBodyBytes     = 64 << 10
+	DefaultBodyBytes = 16 << 10
+)
 
 // clientIPs finds the client address of a request. Proxy headers are trusted
 // only when the connection comes from a configured proxy, and then the
@@ -70,13 +78,11 @@ func (c *clientIPs) isTrusted(a netip.Addr) bool {
 }
 
 // of returns the client address of a request.
-func (c *clientIPs) of(ctx *fiber.Ctx) string {
-	remote, ok := netip.AddrFromSlice(ctx.Context().RemoteIP())
-	if !ok {
-		return ctx.Context().RemoteIP().String()
-	}
+func (c *clientIPs) of(ctx *fiber.Ctx) netip.Addr {
+	remote, _ := netip.AddrFromSlice(ctx.Context().RemoteIP())
+	remote = remote.Unmap()
 	if !c.isTrusted(remote) {
-		return remote.Unmap().String()
+		return remote
 	}
 	hops := strings.Split(ctx.Get(fiber.HeaderXForwardedFor), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
@@ -89,26 +95,80 @@ func (c *clientIPs) of(ctx *fiber.Ctx) string {
 			break // a garbled header: trust nothing further left
 		}
 		if !c.isTrusted(a) {
-			return a.Unmap().String()
+			return a.Unmap()
 		}
 	}
-	return remote.Unmap().String()
+	return remote
 }
 
-// rateLimit returns a per-IP limiter for one route.
-func (s *Server) rateLimit(l Limit) fiber.Handler {
-	return limiter.New(limiter.Config{
-		Max:          l.Max,
-		Expiration:   l.Window,
-		KeyGenerator: s.clientIP.of,
-		LimitReached: func(c *fiber.Ctx) error {
-			if c.GetRespHeader(fiber.HeaderRetryAfter) == "" {
-				c.Set(fiber.HeaderRetryAfter, strconv.Itoa(int(l.Window.Seconds())))
-			}
-			return writeProblem(c, http.StatusTooManyRequests,
-				fmt.Sprintf("at most %d requests per %s from one address; retry after %s seconds", l.Max, l.Window, c.GetRespHeader(fiber.HeaderRetryAfter)))
-		},
-	})
+// rateLimiter keeps a token bucket per route and client, shared by every
+// listener of a server. An IPv6 client is its /64: one host is given a
+// whole prefix.
+type rateLimiter struct {
+	mu      sync.Mutex
+	buckets map[bucketKey]*rate.Limiter
+	sweepAt int // bucket count at which full buckets are dropped
+}
+
+type bucketKey struct {
+	route  string // the operation, or "" for requests that match none
+	client netip.Prefix
+}
+
+const minSweep = 1 << 12
+
+func newRateLimiter() *rateLimiter {
+	return &rateLimiter{buckets: map[bucketKey]*rate.Limiter{}, sweepAt: minSweep}
+}
+
+// take spends one request of client's budget on route. When the budget is
+// spent it returns false and how long until the next request is allowed.
+func (r *rateLimiter) take(route string, client netip.Addr, l Limit, now time.Time) (bool, time.Duration) {
+	bits := 32
+	if client.Is6() {
+		bits = 64
+	}
+	key := bucketKey{route, netip.PrefixFrom(client, bits).Masked()}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	b := r.buckets[key]
+	if b == nil {
+		if len(r.buckets) >= r.sweepAt {
+			r.sweep(now)
+		}
+		b = rate.NewLimiter(rate.Every(l.Window/time.Duration(l.Max)), l.Max)
+		r.buckets[key] = b
+	}
+	res := b.ReserveN(now, 1)
+	if wait := res.DelayFrom(now); wait > 0 {
+		res.CancelAt(now)
+		return false, wait
+	}
+	return true, 0
+}
+
+// sweep drops full buckets, which a new bucket would equal.
+func (r *rateLimiter) sweep(now time.Time) {
+	for k, b := range r.buckets {
+		if b.TokensAt(now) >= float64(b.Burst()) {
+			delete(r.buckets, k)
+		}
+	}
+	r.sweepAt = max(minSweep, 2*len(r.buckets))
+}
+
+// overLimit answers 429 with Retry-After and returns true when the
+// client's budget on route is spent.
+func (s *Server) overLimit(c *fiber.Ctx, route string, l Limit) bool {
+	ok, wait := s.limiter.take(route, s.clientIP.of(c), l, time.Now())
+	if ok {
+		return false
+	}
+	secs := int(math.Ceil(wait.Seconds()))
+	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
+	sendProblem(c.Context(), statusProblem(fiber.StatusTooManyRequests,
+		fmt.Sprintf("at most %d requests per %s from one client on this route; retry after %d seconds", l.Max, l.Window, secs)))
+	return true
 }
 
 // ParseLimit reads a limit written as "N/DURATION", e.g. "30/1m".
@@ -127,3 +187,5 @@ func ParseLimit(s string) (Limit, error) {
 
 // String formats the limit as ParseLimit reads it.
 func (l Limit) String() string { return fmt.Sprintf("%d/%s", l.Max, l.Window) }
+
+func (l Limit) valid() bool { return l.Max > 0 && l.Window > 0 }

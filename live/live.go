@@ -13,12 +13,15 @@
 package live
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,16 +39,31 @@ type Options struct {
 	// Chain is the ledger. Without it only the static site (and Reload) is
 	// served: the editor's preview in watch mode.
 	Chain Chain
+	// Appender, when set, lets routes append to the chain; without it the
+	// live edge only reads. Nothing appends yet.
+	Appender Appender
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
 	// whose X-Forwarded-For is believed; empty trusts none.
 	TrustedProxies []string
-	// Limits override DefaultLimits per POST path.
+	// Limits override the per-client rate of POST routes, by the path
+	// they are registered with (e.g. "/api/chat").
 	Limits map[string]Limit
-	// PostLimit limits POST routes without a limit of their own; the zero
-	// value means DefaultPostLimit.
+	// PostLimit limits POST routes without a limit of their own, and
+	// requests with a body to paths that are not routes; the zero value
+	// means DefaultPostLimit.
 	PostLimit Limit
+	// ReadTimeout bounds the reading of one request, line, headers and
+	// body, from its first byte (from the connection's opening for the
+	// first request); 0 means DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the writing of one response; 0 means
+	// DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a keep-alive
+	// connection; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// PulseEvery is the worker heartbeat interval (see Health); 0 means 30 s.
 	PulseEvery time.Duration
 	// Pulse is called on every heartbeat, e.g. to run a scheduled full walk.
@@ -54,6 +72,10 @@ type Options struct {
 	Version string
 	// Logger receives request errors and reloads; nil discards.
 	Logger *slog.Logger
+
+	// testRoutes registers routes for the tests, as the definition's own
+	// are registered.
+	testRoutes func(d *definition)
 }
 
 // ReloadPrefix is where a reload hub's routes are mounted; pages built for
@@ -66,10 +88,16 @@ type Server struct {
 	site     *Site
 	chain    Chain
 	app      *fiber.App
-	apiApp   *fiber.App // the API origin's listener, made by ServeAPI
+	apiApp   *fiber.App // the API origin's listener; nil without a chain
 	static   *staticSite
 	clientIP *clientIPs
+	limiter  *rateLimiter // shared by both listeners
 	log      *slog.Logger
+
+	mu        sync.Mutex
+	closed    bool // Shutdown has begun
+	listeners []*trackedListener
+	conns     connSet
 
 	verdictJSON docMemo[ledger.Verdict] // /api/ledger/verify's document
 	statusJSON  docMemo[ChainState]     // /api/chain/status's document
@@ -91,9 +119,12 @@ func New(opts Options) (*Server, error) {
 	if opts.PulseEvery <= 0 {
 		opts.PulseEvery = 30 * time.Second
 	}
-	if opts.PostLimit.Max <= 0 || opts.PostLimit.Window <= 0 {
+	if !opts.PostLimit.valid() {
 		opts.PostLimit = DefaultPostLimit
 	}
+	opts.ReadTimeout = cmp.Or(opts.ReadTimeout, DefaultReadTimeout)
+	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -102,12 +133,15 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, site: opts.Site, chain: opts.Chain, clientIP: ips, log: log, started: time.Now().UTC()}
+	s := &Server{opts: opts, site: opts.Site, chain: opts.Chain, clientIP: ips, limiter: newRateLimiter(), log: log, started: time.Now().UTC()}
 	s.static, err = newStaticSite(opts.PublicDir, func(err error) { log.Error("reloading the site", "err", err) })
 	if err != nil {
 		return nil, err
 	}
 	s.app = s.newApp(false)
+	if s.chain != nil {
+		s.apiApp = s.newApp(true)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
 	if s.chain != nil {
@@ -116,84 +150,98 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// newApp returns a fiber app with the shared error handling; s may be nil
-// when only the route definition is wanted (Documents, Endpoints).
+// newApp returns a fiber app with the shared error handling and limits;
+// s is nil when only the route definition is wanted (Documents,
+// Endpoints).
 func newApp(s *Server) *fiber.App {
-	handle := func(c *fiber.Ctx, err error) error { return handleError(c, err, nil) }
-	if s != nil {
-		handle = func(c *fiber.Ctx, err error) error { return handleError(c, err, s.log) }
-	}
-	return fiber.New(fiber.Config{
+	cfg := fiber.Config{
 		AppName:               "proofsite",
 		DisableStartupMessage: true,
-		ErrorHandler:          handle,
+		ErrorHandler:          func(c *fiber.Ctx, err error) error { return handleError(c, err, nil) },
 		BodyLimit:             MaxBodyBytes,
-		ReadBufferSize:        16 << 10,
+		ReadBufferSize:        readBufferSize,
 		// A page and its headers leave in one write: with fasthttp's 4 KB
 		// default, a 10 KB page took two write syscalls.
 		WriteBufferSize: 16 << 10,
-	})
+		// No route takes a form: never parse one (or spool it to disk).
+		DisablePreParseMultipartForm: true,
+	}
+	if s != nil {
+		cfg.ErrorHandler = func(c *fiber.Ctx, err error) error { return handleError(c, err, s.log) }
+		cfg.ReadTimeout, cfg.WriteTimeout, cfg.IdleTimeout = s.opts.ReadTimeout, s.opts.WriteTimeout, s.opts.IdleTimeout
+	}
+	return fiber.New(cfg)
 }
 
 // newApp builds the main listener's app, or with apiOnly the API origin's.
 func (s *Server) newApp(apiOnly bool) *fiber.App {
 	app := newApp(s)
-	app.Use(securityHeaders)
+	app.Use(guard)
 	app.Use("/api", noStore)
 	if s.opts.Reload != nil && !apiOnly {
 		s.opts.Reload.Register(app, ReloadPrefix)
 	}
+	table := &routeTable{}
 	if s.chain != nil {
-		limited := map[string]fiber.Handler{}
-		app.Use(func(c *fiber.Ctx) error {
-			if h := limited[c.Path()]; h != nil && c.Method() == fiber.MethodPost {
-				return h(c)
-			}
-			return c.Next()
-		})
-		d := s.define(app, apiOnly)
-		for path, item := range d.paths() {
-			if item.Post != nil {
-				l, ok := s.opts.Limits[path]
-				if !ok {
-					if l, ok = DefaultLimits[path]; !ok {
-						l = s.opts.PostLimit
-					}
-				}
-				limited[path] = s.rateLimit(l)
-			}
-		}
+		table = newRouteTable(s.define(app, apiOnly))
 	}
-	if !apiOnly {
-		app.Use(s.static.serve)
-	}
+	app.Use(s.fallback(table, apiOnly))
+	s.harden(app.Server(), table)
 	return app
 }
 
 // Serve answers requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.app.Listener(ln) }
+func (s *Server) Serve(ln net.Listener) error { return s.serve(s.app, ln) }
 
 // ServeAPI answers the API origin's routes (/api/v1/*, /api/chain/latest)
-// on a second listener until Shutdown.
+// on a second listener until Shutdown. Both listeners share the rate
+// limits.
 func (s *Server) ServeAPI(ln net.Listener) error {
-	if s.chain == nil {
+	if s.apiApp == nil {
 		return errors.New("live: the API origin needs a chain")
 	}
-	s.apiApp = s.newApp(true)
-	return s.apiApp.Listener(ln)
+	return s.serve(s.apiApp, ln)
 }
 
-// Shutdown stops accepting requests and waits for those in flight.
+func (s *Server) serve(app *fiber.App, ln net.Listener) error {
+	tl := s.conns.listen(ln)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.listeners = append(s.listeners, tl)
+	s.mu.Unlock()
+	return app.Listener(tl)
+}
+
+// Shutdown stops accepting requests and waits for those in flight; a
+// response written meanwhile says Connection: close. Idle keep-alive
+// connections and connections that never sent a request are closed at
+// once. Serve and ServeAPI return nil.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop()
 	if s.opts.Reload != nil {
 		s.opts.Reload.Close()
 	}
-	var errs []error
-	if s.apiApp != nil {
-		errs = append(errs, s.apiApp.ShutdownWithContext(ctx))
+	s.mu.Lock()
+	s.closed = true
+	listeners := s.listeners
+	s.mu.Unlock()
+	for _, ln := range listeners {
+		ln.Close() // at once, so that a Serve racing with Shutdown ends too
 	}
-	errs = append(errs, s.app.ShutdownWithContext(ctx))
+	s.conns.closeUnused()
+	apps := []*fiber.App{s.app}
+	if s.apiApp != nil {
+		apps = append(apps, s.apiApp)
+	}
+	errs := make([]error, len(apps))
+	var wg sync.WaitGroup
+	for i, app := range apps {
+		wg.Go(func() { errs[i] = app.ShutdownWithContext(ctx) })
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
@@ -223,10 +271,15 @@ func (s *Server) heartbeat(ctx context.Context) {
 	}
 }
 
-func securityHeaders(c *fiber.Ctx) error {
-	nosniffHeader.set(c)
-	referrerPolicyHeader.set(c)
-	frameDenyHeader.set(c)
+// guard runs first on every routed request: it sets the headers every
+// response carries, and turns a handler's panic into a logged 500.
+func guard(c *fiber.Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("live: panic: %v", r)
+		}
+	}()
+	putCommonHeaders(&c.Response().Header)
 	return c.Next()
 }
 
@@ -237,41 +290,31 @@ func noStore(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// handleError answers every error that reaches fiber: problem JSON for API
-// paths, the status and a line of text for pages.
+// handleError answers every error that reaches fiber: problem JSON, but a
+// page or a line of text for a missing page. The detail is fixed by the
+// status: fiber's messages quote the request.
 func handleError(c *fiber.Ctx, err error, log *slog.Logger) error {
 	status := http.StatusInternalServerError
-	detail := ""
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		status = fe.Code
-		if fe.Message != http.StatusText(fe.Code) {
-			detail = fe.Message
-		}
 	}
-	if status >= 500 {
-		if log != nil {
-			log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
-		}
-		detail = "" // never show internals
+	if status >= 500 && log != nil {
+		log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	c.Set(fiber.HeaderCacheControl, "no-store")
 	if !isAPIPath(c.Path()) && status == http.StatusNotFound {
+		noStoreHeader.set(c)
 		c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
 		return c.Status(status).SendString("404 page not found")
 	}
-	return writeProblem(c, status, detail)
+	p := statusProblem(status, "")
+	p.Instance = c.Path()
+	sendProblem(c.Context(), p)
+	return nil
 }
 
+// isAPIPath reports the paths of the API, in any letter case as routing
+// matches them.
 func isAPIPath(p string) bool {
-	return strings.HasPrefix(p, "/api/") || p == "/api" || p == "/mcp"
-}
-
-// writeProblem writes an RFC 9457 problem document.
-func writeProblem(c *fiber.Ctx, status int, detail string) error {
-	body := map[string]any{"type": problemType(status), "title": http.StatusText(status), "status": status, "instance": c.Path()}
-	if detail != "" {
-		body["detail"] = detail
-	}
-	return c.Status(status).JSON(body, "application/problem+json")
+	return len(p) >= 4 && strings.EqualFold(p[:4], "/api") && (len(p) == 4 || p[4] == '/') || strings.EqualFold(p, "/mcp")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/valyala/fasthttp"
 )
@@ -28,20 +29,23 @@ import (
 // testSite is a small organisation for the tests.
 func testSite() *Site {
 	return &Site{
-		Title: "Test Commons", BaseURL: "https://proof.test.example", APIURL: "https://api.test.example", License: "CC0-1.0",
-		Organisation: Organisation{Name: "Test Commons", HumanAuthority: "Nodes advise; the Bridge decides."},
-		Nodes: []Node{
-			{ID: "s1", Designation: "S1_PLEX", Name: "Plex", Kind: "ai", Town: "plex"},
-			{ID: "s5", Designation: "S5_LOCUS", Name: "Ember", Kind: "ai", PublicRoute: "/api/ember"},
-			{Designation: "S17_LUMEN", Name: "Lumen", Kind: "ai", PublicRoute: "/api/lumen"},
-			{ID: "bridge", Designation: "BRIDGE", Name: "The Bridge", Kind: "human"},
+		Charter: charter.Charter{
+			SiteInfo:     charter.SiteInfo{Title: "Test Commons", BaseURL: "https://proof.test.example", APIURL: "https://api.test.example", License: "CC0-1.0"},
+			Organisation: charter.Organisation{Name: "Test Commons", HumanAuthority: "Nodes advise; the Bridge decides."},
+			Nodes: []charter.Node{
+				{ID: "s1", Designation: "S1_PLEX", Name: "Plex", Kind: "ai", Town: "plex"},
+				{ID: "s5", Designation: "S5_LOCUS", Name: "Ember", Kind: "ai", PublicRoute: "/api/ember"},
+				{Designation: "S17_LUMEN", Name: "Lumen", Kind: "ai", PublicRoute: "/api/lumen"},
+				{ID: "bridge", Designation: "BRIDGE", Name: "The Bridge", Kind: "human"},
+			},
+			Towns: []charter.Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}},
+			Capabilities: []charter.Capability{{Key: "maturity", Value: "gate_public_launch"}, {Key: "bridge_auth", Value: "live_and_proven"},
+				{Key: "enforcement_model", Value: "orchestrator_invoked_checkpoint_today"}},
+			PublishRule:  charter.PublishRule{Key: "publish_rule", Action: "PUBLIC_CLAIM_CHANGE", Requires: "BRIDGE_AUTH", Text: "Claims need the Bridge."},
+			Constitution: charter.Constitution{Version: "2.0"},
 		},
-		Towns: []Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}},
-		Capabilities: []Capability{{Key: "maturity", Value: "gate_public_launch"}, {Key: "bridge_auth", Value: "live_and_proven"},
-			{Key: "enforcement_model", Value: "orchestrator_invoked_checkpoint_today"}},
-		PublishRule:  PublishRule{Key: "publish_rule", Action: "PUBLIC_CLAIM_CHANGE", Requires: "BRIDGE_AUTH", Text: "Claims need the Bridge."},
-		Constitution: Constitution{Version: "2.0", Runtime: json.RawMessage(`{"version":"1.8","articles":[]}`), RuntimeVersion: "1.8", RuntimeArticles: 42},
-		Records:      map[string]json.RawMessage{"shares": json.RawMessage(`{"record":"shares","authorized_shares":100000000}`)},
+		RuntimeArtifact: RuntimeArtifact{Raw: json.RawMessage(`{"version":"1.8","articles":[]}`), Version: "1.8", Articles: 42},
+		Records:         map[string]json.RawMessage{"shares": json.RawMessage(`{"record":"shares","authorized_shares":100000000}`)},
 	}
 }
 
@@ -277,7 +281,7 @@ func TestClientIP(t *testing.T) {
 			app := fiber.New()
 			c := app.AcquireCtx(&fctx)
 			defer app.ReleaseCtx(c)
-			if got := ips.of(c); got != tc.want {
+			if got := ips.of(c).String(); got != tc.want {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
@@ -459,7 +463,7 @@ func TestHandshakeNeverEchoes(t *testing.T) {
 		slug             string
 	}{
 		{"valid declaration", `{"agent":"secret-agent-name","purpose":"secret purpose"}`, "", 200, ""},
-		{"unknown field", `{"agent":"secret-agent-name","token":"secret-token"}`, "", 422, "invalid-request"},
+		{"unknown field", `{"agent":"secret-agent-name","token":"secret-token"}`, "", 400, "unknown-member"},
 		{"credentials", `{"agent":"secret-agent-name"}`, "Bearer secret-token", 400, "credentials-not-accepted"},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {

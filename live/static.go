@@ -207,6 +207,12 @@ func (s *staticSite) lookup(urlPath string, wantMarkdown bool) (f *staticFile, r
 	return nil, ""
 }
 
+// exists reports whether a request path names a published file or folder.
+func (s *staticSite) exists(urlPath string) bool {
+	f, redirect := s.lookup(urlPath, false)
+	return f != nil || redirect != ""
+}
+
 // notFound returns the site's 404 page, if it has one.
 func (s *staticSite) notFound() *staticFile {
 	s.mu.RLock()
@@ -247,14 +253,9 @@ func dirIdent(dir string) uint64 {
 	return uint64(info.ModTime().UnixNano())
 }
 
-// serveStatic answers GET and HEAD from the published site.
+// serve answers GET and HEAD from the published site (Server.fallback
+// sends it nothing else).
 func (s *staticSite) serve(c *fiber.Ctx) error {
-	if isAPIPath(c.Path()) {
-		return fiber.ErrNotFound // answered as a problem, never with a page
-	}
-	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
-		return fiber.ErrMethodNotAllowed
-	}
 	wantMD := prefersMarkdown(c.Get(fiber.HeaderAccept))
 	f, redirect := s.lookup(c.Path(), wantMD)
 	if redirect != "" {

@@ -93,9 +93,9 @@ func (d *definition) registerV1() {
 		Summary: "Orientation for agents", Tags: v1Tags}, func(ctx context.Context, _ *struct{}) (*reply[Orientation], error) {
 		return &reply[Orientation]{Body: s.orientation()}, nil
 	})
-	huma.Register(d.v1, huma.Operation{OperationID: "handshake-post", Method: http.MethodPost, Path: "/api/v1/handshake",
-		Summary: "Orientation, with an optional bounded declaration that is validated but neither stored nor echoed", Tags: v1Tags,
-		MaxBodyBytes: handshakeBodyLimit, Errors: []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusTooManyRequests}}, handshake)
+	Post(d.v1, huma.Operation{OperationID: "handshake-post", Path: "/api/v1/handshake",
+		Summary: "Orientation, with an optional bounded declaration that is validated but neither stored nor echoed", Tags: v1Tags},
+		PostRoute{MaxBodyBytes: handshakeBodyLimit}, handshake)
 
 	get(d.v1, "/api/chain/latest", "chain-latest", "Latest public chain state", v1Tags,
 		func(context.Context) (LatestState, error) { return s.latestState() })

@@ -3,66 +3,21 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
-	"time"
 
+	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/gate"
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
-	"github.com/proofsite/proofsite/site/render"
 )
-
-// siteFlags are the flags every command that builds the site shares.
-type siteFlags struct {
-	content, out, data string
-}
-
-func (f *siteFlags) register(env *environment, fs *flag.FlagSet) {
-	fs.StringVar(&f.content, "content", envOr(env, "PROOFSITE_CONTENT", "content"), "content `folder` (env PROOFSITE_CONTENT)")
-	fs.StringVar(&f.out, "out", envOr(env, "PROOFSITE_OUT", "public"), "output `folder` (env PROOFSITE_OUT)")
-	fs.StringVar(&f.data, "data", envOr(env, dataEnv, defaultDataDir), "data `folder` whose published ledger keys ai.json lists, if it holds a chain (env "+dataEnv+")")
-}
-
-// options returns the render options of the content's configuration.
-func (f *siteFlags) options() (render.Options, error) {
-	if err := f.checkContentDir(); err != nil {
-		return render.Options{}, err
-	}
-	cfg, err := content.LoadConfig(os.DirFS(f.content))
-	if err != nil {
-		return render.Options{}, err
-	}
-	return renderOptions(cfg, f.data)
-}
-
-// checkContentDir reports a missing content folder as such, rather than as a
-// missing site.yaml inside it.
-func (f *siteFlags) checkContentDir() error {
-	info, err := os.Stat(f.content)
-	if err != nil {
-		return fmt.Errorf("content folder: %w", err)
-	}
-	if !info.IsDir() {
-		return fmt.Errorf("content folder %s is not a folder", f.content)
-	}
-	return nil
-}
-
-func envOr(env *environment, key, fallback string) string {
-	if v := env.getenv(key); v != "" {
-		return v
-	}
-	return fallback
-}
 
 func runBuild(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR] [--publish [--authorization FILE] [--data DIR]]")
-	var f siteFlags
-	f.register(env, fs)
+	cf := registerConfig(fs, "build")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the build to `file` (go tool pprof)")
 	publishClaims := fs.Bool("publish", false, "apply the publish rule first: compare the public claims with those last recorded on the chain in --data; "+
 		"if they changed, refuse unless --authorization allows exactly the change, and record the decision on the chain (a plain build is a preview and changes no chain)")
@@ -73,6 +28,10 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if *authFile != "" && !*publishClaims {
 		return usagef("--authorization needs --publish")
 	}
+	cfg, err := cf.resolve(env)
+	if err != nil {
+		return err
+	}
 	tuneGC(env)
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -81,23 +40,22 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		}
 		defer stop()
 	}
-	opts, err := f.options()
+	ch, err := cfg.loadCharter()
 	if err != nil {
-		return contentError(env, f.content, f.out, err)
+		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	b, err := site.New(site.Options{
-		ContentDir: f.content,
-		OutDir:     f.out,
-		Render:     opts,
-		Logger:     env.logger,
-	})
+	opts, err := renderOptions(ch, cfg.Data)
+	if err != nil {
+		return err
+	}
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Logger: env.logger})
 	if err != nil {
 		return err
 	}
 	if *publishClaims {
-		msg, err := publish(ctx, env, f, *authFile, time.Now())
+		msg, err := publish(ctx, env, cfg, *authFile)
 		if err != nil {
-			return contentError(env, f.content, f.out, err)
+			return contentError(env, cfg.Content, cfg.Out, err)
 		}
 		fmt.Fprintln(env.stdout, msg)
 	}
@@ -106,10 +64,35 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		if *publishClaims {
 			err = fmt.Errorf("%w (the publish decision is on the chain; run build --publish again: the claims now match it, so no authorization is needed)", err)
 		}
-		return contentError(env, f.content, f.out, err)
+		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, f.out)
+	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, cfg.Out)
 	return nil
+}
+
+// publish applies the publish rule (ledger/gate, recorded by ledger/chain)
+// before a build: the whole site must be valid before the chain changes.
+func publish(ctx context.Context, env *environment, cfg *config, authFile string) (string, error) {
+	s, err := content.Load(os.DirFS(cfg.Content))
+	if err != nil {
+		return "", err
+	}
+	var auth []byte
+	if authFile != "" {
+		if auth, err = readInput(env, authFile, gate.MaxAuthorizationSize); err != nil {
+			return "", err
+		}
+	}
+	c, err := chain.Open(cfg.chainOptions(env, s.Charter, false))
+	if err != nil {
+		return "", fmt.Errorf("%w: publishing records the decision on the chain: %w", chain.ErrPublishRefused, err)
+	}
+	defer c.Close()
+	msg, err := c.Publish(ctx, chain.PublishRequest{Charter: s.Charter, Content: os.DirFS(cfg.Content), Authorization: auth, AuthorizationSource: authFile})
+	if errors.Is(err, chain.ErrPublishRefused) {
+		return "", fmt.Errorf("%w: the chain and %s are unchanged", err, cfg.Out)
+	}
+	return msg, err
 }
 
 // contentError prints every content problem on its own line, located
@@ -128,6 +111,19 @@ func contentError(env *environment, contentDir, outDir string, err error) error 
 		noun = "error"
 	}
 	return fmt.Errorf("%d content %s; %s was not changed", len(list), noun, outDir)
+}
+
+// configError prints every problem of site.yaml, located, and returns a
+// one-line summary (contentError for commands that write no output).
+func configError(env *environment, contentDir string, err error) error {
+	var list content.Errors
+	if !errors.As(err, &list) {
+		return err
+	}
+	for _, e := range list {
+		fmt.Fprintln(env.stderr, locate(contentDir, e))
+	}
+	return fmt.Errorf("%d problem(s) in %s", len(list), filepath.Join(contentDir, content.ConfigFile))
 }
 
 // locate names a content problem relative to the working directory, the form

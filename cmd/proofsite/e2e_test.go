@@ -264,7 +264,7 @@ func TestServeEndToEnd(t *testing.T) {
 			{"GET", "/api/node/s99", "", 404, "not-found"},
 			{"GET", "/api/no-such-route", "", 404, "not-found"},
 			{"POST", "/api/v1/handshake", `{"agent":"` + strings.Repeat("x", 5000) + `"}`, 413, "body-too-large"},
-			{"POST", "/api/v1/handshake", `{"agent":"a","api_key":"k"}`, 422, "invalid-request"},
+			{"POST", "/api/v1/handshake", `{"agent":"a","api_key":"k"}`, 400, "unknown-member"},
 		} {
 			resp, body := srv.do(t, tc.method, tc.path, tc.body, "Content-Type", "application/json")
 			if resp.StatusCode != tc.status || resp.Header.Get("Content-Type") != "application/problem+json" ||

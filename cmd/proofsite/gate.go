@@ -3,19 +3,18 @@ package main
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/gate"
+	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/site/content"
 )
 
@@ -32,8 +31,6 @@ The policy and the pinned Bridge public keys come from the gate section of
 --content's site.yaml. The Bridge private key never belongs on the server:
 run keygen and sign on the Bridge's own machine.
 `
-	// demoArtifactPath is where the build publishes the demo transcript.
-	demoArtifactPath = "products/gate/demo_output.txt"
 )
 
 // errDenied is returned when the checkpoint answered DENY; the evaluation
@@ -60,11 +57,7 @@ func runGateKeygen(_ context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	der, err := x509.MarshalPKCS8PrivateKey(k.Ed25519())
-	if err != nil {
-		return err
-	}
-	if err := writeFileSync(out, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+	if err := keystore.WritePrivateKey(out, k); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%s exists; refusing to overwrite a key", out)
 		}
@@ -85,7 +78,7 @@ func runGateSign(_ context.Context, env *environment, args []string) error {
 	if keyFile == "" || fs.NArg() != 1 {
 		return usagef("--key and one authorization file (- for stdin) are required")
 	}
-	key, err := readPrivateKey(keyFile)
+	key, err := keystore.ReadPrivateKey(keyFile)
 	if err != nil {
 		return err
 	}
@@ -136,7 +129,7 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runGateCheck(_ context.Context, env *environment, args []string) error {
-	var action, authFile, payloadFile, payloadHex, contentDir, at string
+	var action, authFile, payloadFile, payloadHex, at string
 	var scope stringList
 	var exact, asJSON bool
 	fs := newFlagSet(env, "gate check", "--action A [--authorization FILE] [--scope S]... [--payload FILE | --payload-sha256 HEX] [--json]")
@@ -147,13 +140,17 @@ func runGateCheck(_ context.Context, env *environment, args []string) error {
 	fs.StringVar(&payloadFile, "payload", "", "the payload `FILE` the action applies to; its SHA-256 must be the authorization's payload_sha256")
 	fs.StringVar(&payloadHex, "payload-sha256", "", "the payload's SHA-256 in hex, instead of --payload")
 	fs.BoolVar(&asJSON, "json", false, "print the evaluation as JSON (branch on decision and errors[].code)")
-	fs.StringVar(&contentDir, "content", envOr(env, "PROOFSITE_CONTENT", "content"), "content `folder` whose site.yaml holds the policy and the pinned Bridge keys")
+	cf := registerConfig(fs, "gate check") // --content: its site.yaml holds the policy and the pinned Bridge keys
 	fs.StringVar(&at, "time", "", "evaluate at this RFC 3339 time instead of now")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
 	if action == "" {
 		return usagef("--action is required")
+	}
+	cfg, err := cf.resolve(env)
+	if err != nil {
+		return err
 	}
 	if payloadFile != "" && payloadHex != "" {
 		return usagef("give --payload or --payload-sha256, not both")
@@ -187,11 +184,11 @@ func runGateCheck(_ context.Context, env *environment, args []string) error {
 		}
 		req.Authorization = data
 	}
-	cfg, err := content.LoadConfig(os.DirFS(contentDir))
+	ch, err := cfg.loadCharter()
 	if err != nil {
-		return configError(env, contentDir, err)
+		return configError(env, cfg.Content, err)
 	}
-	policy, err := sitePolicy(cfg)
+	policy, err := chain.Policy(ch)
 	if err != nil {
 		return err
 	}
@@ -212,80 +209,23 @@ func runGateCheck(_ context.Context, env *environment, args []string) error {
 }
 
 func runGateDemo(_ context.Context, env *environment, args []string) error {
-	var contentDir string
 	fs := newFlagSet(env, "gate demo", "[--content DIR]")
-	fs.StringVar(&contentDir, "content", envOr(env, "PROOFSITE_CONTENT", "content"), "content `folder` whose site.yaml holds the policy and the board")
+	cf := registerConfig(fs, "gate demo") // --content: its site.yaml holds the policy and the board
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	cfg, err := content.LoadConfig(os.DirFS(contentDir))
+	cfg, err := cf.resolve(env)
 	if err != nil {
-		return configError(env, contentDir, err)
+		return err
 	}
-	out, err := gateDemo(cfg)
+	ch, err := cfg.loadCharter()
+	if err != nil {
+		return configError(env, cfg.Content, err)
+	}
+	out, err := chain.Demo(ch, content.ConfigFile)
 	if err != nil {
 		return err
 	}
 	_, err = env.stdout.Write(out)
 	return err
-}
-
-// configError prints every problem of site.yaml, located, and returns a
-// one-line summary (contentError for commands that write no output).
-func configError(env *environment, contentDir string, err error) error {
-	var list content.Errors
-	if !errors.As(err, &list) {
-		return err
-	}
-	for _, e := range list {
-		fmt.Fprintln(env.stderr, locate(contentDir, e))
-	}
-	return fmt.Errorf("%d problem(s) in %s", len(list), filepath.Join(contentDir, content.ConfigFile))
-}
-
-// sitePolicyOptions maps the gate section of site.yaml to the checkpoint's
-// own types (the gate package knows nothing of content).
-func sitePolicyOptions(cfg *content.Config) (gate.PolicyOptions, error) {
-	var opts gate.PolicyOptions
-	for _, a := range cfg.Gate.Actions {
-		rule := gate.ActionRule{Action: gate.Action(a.Action)}
-		for _, c := range a.Requires {
-			rule.Requires = append(rule.Requires, gate.Control(c))
-		}
-		opts.Actions = append(opts.Actions, rule)
-	}
-	for _, a := range cfg.Gate.Denied {
-		opts.Denied = append(opts.Denied, gate.Action(a))
-	}
-	for _, k := range cfg.Gate.BridgeKeys {
-		pub, err := ledger.ParsePublicKeyHex(k.PublicKey)
-		if err != nil {
-			return gate.PolicyOptions{}, fmt.Errorf("site.yaml gate.bridge_keys %s: %w", k.KeyID, err)
-		}
-		opts.BridgeKeys = append(opts.BridgeKeys, pub)
-	}
-	return opts, nil
-}
-
-// sitePolicy is the checkpoint configured by site.yaml.
-func sitePolicy(cfg *content.Config) (*gate.Policy, error) {
-	opts, err := sitePolicyOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return gate.NewPolicy(opts)
-}
-
-// gateDemo runs the checkpoint's demo with the site's policy and board: the
-// bytes of /products/gate/demo_output.txt and of "proofsite gate demo".
-func gateDemo(cfg *content.Config) ([]byte, error) {
-	opts, err := sitePolicyOptions(cfg)
-	if err != nil {
-		return nil, err
-	}
-	d := gate.DemoOptions{Policy: opts, Source: content.ConfigFile}
-	for _, c := range cfg.Capabilities {
-		d.Board = append(d.Board, gate.BoardRow{Key: c.Key, Value: c.Value})
-	}
-	return gate.Demo(d)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +14,9 @@ import (
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/gate"
+	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/site/content"
 )
 
@@ -96,13 +97,16 @@ func draftFrom(t *testing.T, stderr string) map[string]any {
 // chainHead returns the stored head, without a full walk.
 func chainHead(t *testing.T, data, contentDir string) ledger.Block {
 	t.Helper()
-	lf := ledgerFlags{data: data, content: contentDir}
-	s, err := lf.openStore(&environment{logger: newLogger(io.Discard, "")}, "", ledger.Hash{})
+	ch, err := content.LoadCharter(os.DirFS(contentDir))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	return s.Head()
+	c, err := chain.Open(chain.Options{DataDir: data, Seams: ch.Ledger.Seams(), ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.Store().Head()
 }
 
 // chainVerdict verifies the chain with "ledger verify" and returns its
@@ -311,7 +315,7 @@ func TestGateKeygen(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file mode %v %v", fi.Mode(), err)
 	}
-	k, err := readPrivateKey(file)
+	k, err := keystore.ReadPrivateKey(file)
 	if err != nil || string(k.ID()) != keyID || k.Public().String() != public {
 		t.Fatalf("key %v %v", k.ID(), err)
 	}
@@ -469,11 +473,11 @@ func TestGateDemo(t *testing.T) {
 	if string(built) != demo {
 		t.Fatal("the built transcript differs from gate demo")
 	}
-	cfg, err := content.LoadConfig(os.DirFS(realContent))
+	cfg, err := content.LoadCharter(os.DirFS(realContent))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := gateDemo(cfg)
+	again, err := chain.Demo(cfg, content.ConfigFile)
 	if err != nil || !bytes.Equal(again, built) {
 		t.Fatalf("rerunning the checkpoint gives other bytes (%v)", err)
 	}
@@ -501,7 +505,7 @@ func TestGateDemo(t *testing.T) {
 	if err != nil || a.KeyID != gate.DemoKeyID() {
 		t.Fatalf("the transcript's artifact does not verify with the demo key: %v", err)
 	}
-	policy, err := sitePolicy(cfg)
+	policy, err := chain.Policy(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,24 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/proofsite/proofsite/ledger"
-	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/ledger/chain"
 )
 
-// Where things live, relative to --data and --content.
 const (
-	ledgerDirName   = "ledger"               // the Badger store under --data
-	historyFileName = "ledger/history.jsonl" // the published past under --content
-	defaultDataDir  = "./data"
-	dataEnv         = "PROOFSITE_DATA"
 	progressEvery   = time.Second
 	ledgerSynopsis  = "init|append|verify|export [flags]"
 	ledgerSummaries = `Subcommands:
@@ -29,6 +23,9 @@ const (
   append    append one block: --kind K --payload-file F [--description D]
   verify    full verification of the store, or of an export with --file; exit 0 on a pass, 1 on a fail
   export    write the chain as JSONL (metadata only; --private adds descriptions and payloads)
+
+The chain, its published keys (keys.json) and the writer key (keys/) live in
+--data; the witness keys in --witness-keys (default DATA/witness-keys).
 `
 )
 
@@ -42,155 +39,61 @@ func runLedger(ctx context.Context, env *environment, args []string) error {
 	}, args)
 }
 
-// ledgerFlags are the flags every ledger subcommand has.
-type ledgerFlags struct {
-	data, content string
-}
-
-func (f *ledgerFlags) register(fs *flag.FlagSet, env *environment) {
-	def := defaultDataDir
-	if v := env.getenv(dataEnv); v != "" {
-		def = v
-	}
-	fs.StringVar(&f.data, "data", def, "data directory (keys and the ledger store); env "+dataEnv)
-	fs.StringVar(&f.content, "content", "content", "content directory (site.yaml seams, ledger/history.jsonl)")
-}
-
-func (f *ledgerFlags) storeDir() string { return filepath.Join(f.data, ledgerDirName) }
-
-// openStore opens the ledger with the published keys and the documented
-// seams.
-func (f *ledgerFlags) openStore(env *environment, keysFile string, genesis ledger.Hash) (*store.Store, error) {
-	if keysFile == "" {
-		keysFile = filepath.Join(f.data, keysJSONName)
-	}
-	keys, err := readKeysFile(keysFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s", store.ErrNotInitialized, keysFile)
-	}
+// openChain opens the chain of cfg with the seams of its site.yaml.
+func openChain(env *environment, cfg *config, readOnly bool) (*chain.Chain, error) {
+	opts, err := ledgerOptions(env, cfg, readOnly)
 	if err != nil {
 		return nil, err
 	}
-	seams, err := documentedSeams(f.content)
+	return chain.Open(opts)
+}
+
+// ledgerOptions are the chain's options with the seams of cfg's site.yaml.
+func ledgerOptions(env *environment, cfg *config, readOnly bool) (chain.Options, error) {
+	ch, err := cfg.loadCharter()
 	if err != nil {
-		return nil, err
+		return chain.Options{}, configError(env, cfg.Content, err)
 	}
-	return store.Open(f.storeDir(), store.Options{Keys: keys, Seams: seams, Genesis: genesis, Logger: env.logger})
+	return cfg.chainOptions(env, ch, readOnly), nil
 }
 
 func runLedgerInit(ctx context.Context, env *environment, args []string) error {
-	var f ledgerFlags
-	fs := newFlagSet(env, "ledger init", "[--data DIR] [--content DIR]")
-	f.register(fs, env)
+	fs := newFlagSet(env, "ledger init", "[--data DIR] [--witness-keys DIR] [--content DIR]")
+	cf := registerConfig(fs, "ledger init")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	seams, err := documentedSeams(f.content)
+	cfg, err := cf.resolve(env)
 	if err != nil {
 		return err
 	}
-	hf, err := os.Open(filepath.Join(f.content, historyFileName))
+	opts, err := ledgerOptions(env, cfg, false)
+	if err != nil {
+		return err
+	}
+	history, err := os.Open(cfg.historyFile())
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	rows, err := ledger.ReadHistory(hf)
-	hf.Close()
+	defer history.Close()
+	rep, err := chain.Init(ctx, opts, history)
 	if err != nil {
-		return fmt.Errorf("%s: %w", hf.Name(), err)
+		return fmt.Errorf("%s: %w", history.Name(), err)
 	}
-
-	signers, err := loadSigners(f.data)
-	createdKeys := false
-	if err != nil {
-		if _, statErr := os.Stat(filepath.Join(f.data, keysDirName)); statErr == nil {
-			return err // keys exist but cannot be read: never replace them
-		}
-		if signers, err = createKeys(f.data); err != nil {
-			return fmt.Errorf("generate keys: %w", err)
-		}
-		createdKeys = true
-		env.logger.Info("generated ledger keys", "dir", filepath.Join(f.data, keysDirName), "writer", signers.Writer.ID())
-	}
-	// Undo the keys of a first init that fails, so nothing is half-written.
-	ok := false
-	defer func() {
-		if createdKeys && !ok {
-			os.RemoveAll(filepath.Join(f.data, keysDirName))
-			os.Remove(filepath.Join(f.data, keysJSONName))
-		}
-	}()
-
-	blocks, privs, err := ledger.SealHistory(rows, signers)
-	if err != nil {
-		return err
-	}
-	keys := signers.KeySet()
-	if _, err := os.Stat(f.storeDir()); err == nil {
-		// Idempotent: the same history sealed with the same keys gives the
-		// same blocks (ed25519 is deterministic), so a store that starts
-		// with them is this chain, possibly grown since.
-		if err := sameChain(ctx, f.storeDir(), blocks, privs, keys, seams, env); err != nil {
-			return err
-		}
-		if err := writeKeysJSON(f.data, keys); err != nil {
-			return err
-		}
-		ok = true
-		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", f.storeDir(), blocks[0].Hash())
+	if rep.Existed {
+		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", rep.StoreDir, rep.Genesis)
 		return nil
 	}
-	v, err := store.Create(f.storeDir(), blocks, privs, store.Options{Keys: keys, Seams: seams, Logger: env.logger})
-	if err != nil {
-		return err
-	}
-	if err := writeKeysJSON(f.data, keys); err != nil {
-		os.RemoveAll(f.storeDir())
-		return err
-	}
-	ok = true
-	fmt.Fprintf(env.stdout, "initialised the ledger in %s: %d rows from %s\n", f.storeDir(), len(blocks), historyFileName)
-	fmt.Fprintf(env.stdout, "genesis  %s\nhead     %d %s\nverdict  %s\nkeys     %s (public); private keys in %s\n",
-		blocks[0].Hash(), v.Head.Index, v.Head.Hash, v.Verdict, filepath.Join(f.data, keysJSONName), filepath.Join(f.data, keysDirName))
-	return nil
-}
-
-// sameChain checks that the store in dir begins with blocks and their
-// private parts.
-func sameChain(ctx context.Context, dir string, blocks []ledger.Block, privs []ledger.Private, keys ledger.KeySet, seams []ledger.Seam, env *environment) error {
-	s, err := store.Open(dir, store.Options{Keys: keys, Seams: seams, Logger: env.logger})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	i := 0
-	for row, err := range s.Rows(ctx, true) {
-		if err != nil {
-			return err
-		}
-		if i == len(blocks) {
-			break
-		}
-		b := row.Block
-		if row.Private.Description != privs[i].Description {
-			return fmt.Errorf("refusing to overwrite %s: the description of block %d differs from the history", dir, b.Index())
-		}
-		if b.Hash() != blocks[i].Hash() {
-			return fmt.Errorf("refusing to overwrite %s: it holds a different chain (block %d is %s, the history gives %s); move it away to re-initialise",
-				dir, b.Index(), b.Hash(), blocks[i].Hash())
-		}
-		i++
-	}
-	if i != len(blocks) {
-		return fmt.Errorf("refusing to overwrite %s: it holds %d of the %d history rows", dir, i, len(blocks))
-	}
+	fmt.Fprintf(env.stdout, "initialised the ledger in %s: %d rows from %s\n", rep.StoreDir, rep.Rows, history.Name())
+	fmt.Fprintf(env.stdout, "genesis  %s\nhead     %d %s\nverdict  %s\nkeys     %s (public); private keys in %s (writer) and %s (witnesses)\n",
+		rep.Genesis, rep.Verdict.Head.Index, rep.Verdict.Head.Hash, rep.Verdict.Verdict, rep.PublicKeys, rep.KeysDir, rep.WitnessDir)
 	return nil
 }
 
 func runLedgerAppend(ctx context.Context, env *environment, args []string) error {
-	var f ledgerFlags
 	var kind, payloadFile, description, at string
 	fs := newFlagSet(env, "ledger append", "--kind K --payload-file F [--description D] [--data DIR]")
-	f.register(fs, env)
+	cf := registerConfig(fs, "ledger append")
 	fs.StringVar(&kind, "kind", "", "block kind, e.g. gate_decision (required)")
 	fs.StringVar(&payloadFile, "payload-file", "", "JSON payload file, - for stdin (required); kept private, only its hash is published")
 	fs.StringVar(&description, "description", "", "private description of the block")
@@ -201,6 +104,10 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 	if kind == "" || payloadFile == "" {
 		return usagef("--kind and --payload-file are required")
 	}
+	cfg, err := cf.resolve(env)
+	if err != nil {
+		return err
+	}
 	var t time.Time
 	if at != "" {
 		var err error
@@ -209,7 +116,6 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 		}
 	}
 	var payload []byte
-	var err error
 	if payloadFile == "-" {
 		payload, err = io.ReadAll(env.stdin)
 	} else {
@@ -218,16 +124,12 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 	if err != nil {
 		return err
 	}
-	signers, err := loadSigners(f.data)
+	c, err := openChain(env, cfg, false)
 	if err != nil {
 		return err
 	}
-	s, err := f.openStore(env, "", ledger.Hash{})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	b, err := s.AppendEntry(ctx, store.Entry{Kind: kind, Payload: payload, Description: description, Time: t}, signers)
+	defer c.Close()
+	b, err := c.Append(ctx, ledger.Entry{Kind: kind, Payload: payload, Description: description, Time: t})
 	if err != nil {
 		return err
 	}
@@ -236,11 +138,10 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 }
 
 func runLedgerVerify(ctx context.Context, env *environment, args []string) error {
-	var f ledgerFlags
 	var file, genesis, keysFile, checkpoint, state string
 	var asJSON bool
 	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--json] [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE]")
-	f.register(fs, env)
+	cf := registerConfig(fs, "ledger verify")
 	fs.StringVar(&file, "file", "", "verify this JSONL export instead of the store (- for stdin)")
 	fs.BoolVar(&asJSON, "json", false, "print the verdict as JSON")
 	fs.StringVar(&genesis, "genesis", "", "pinned genesis hash (default: the store's, or the export header's)")
@@ -248,6 +149,10 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 	fs.StringVar(&checkpoint, "checkpoint", "", "a checkpoint SIZE:HASH kept from an earlier run; the chain must extend it")
 	fs.StringVar(&state, "state", "", "file remembering the last checkpoint: required if present, updated after a pass")
 	if err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	cfg, err := cf.resolve(env)
+	if err != nil {
 		return err
 	}
 	if state != "" && checkpoint == "" {
@@ -294,7 +199,7 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 			opts.Genesis = pinGenesis
 		}
 		if keysFile != "" {
-			if opts.Keys, err = readKeysFile(keysFile); err != nil {
+			if opts.Keys, err = chain.ReadKeysFile(keysFile); err != nil {
 				return err
 			}
 		}
@@ -304,11 +209,17 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		}
 		v = res.Verdict
 	} else {
-		s, err := f.openStore(env, keysFile, pinGenesis) // zero: the genesis recorded at init
+		opts, err := ledgerOptions(env, cfg, true)
 		if err != nil {
 			return err
 		}
-		defer s.Close()
+		opts.PublicKeys, opts.Genesis = keysFile, pinGenesis // zero: the genesis recorded at init
+		c, err := chain.Open(opts)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		s := c.Store()
 		res, err := s.FullWalk(ctx, cp, progress.report(s.Count()))
 		if err != nil {
 			return err
@@ -320,7 +231,7 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		return err
 	}
 	if state != "" && v.Checkpoint != nil {
-		return writeFileAtomic(state, []byte(v.Checkpoint.String()+"\n"), 0o644)
+		return renameio.WriteFile(state, []byte(v.Checkpoint.String()+"\n"), 0o644)
 	}
 	return nil
 }
@@ -425,56 +336,39 @@ func (p *progress) done() {
 	}
 }
 
-func runLedgerExport(ctx context.Context, env *environment, args []string) (err error) {
-	var f ledgerFlags
+func runLedgerExport(ctx context.Context, env *environment, args []string) error {
 	var out string
 	var private bool
 	fs := newFlagSet(env, "ledger export", "[--out FILE] [--private] [--data DIR] [--content DIR]")
-	f.register(fs, env)
+	cf := registerConfig(fs, "ledger export")
 	fs.StringVar(&out, "out", "", "write to FILE (atomically) instead of stdout")
 	fs.BoolVar(&private, "private", false, "include descriptions and payloads (operator use; never publish)")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-	s, err := f.openStore(env, "", ledger.Hash{})
+	cfg, err := cf.resolve(env)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	var w io.Writer = env.stdout
-	if out != "" {
-		perm := os.FileMode(0o644)
-		if private {
-			perm = 0o600
-		}
-		af, cerr := createAtomic(out, perm)
-		if cerr != nil {
-			return cerr
-		}
-		defer af.Abort() // a no-op after Commit
-		w = af
-		defer func() {
-			if err == nil { // the function's named result
-				err = af.Commit()
-			}
-		}()
-	}
-	ew, err := ledger.NewWriter(w, ledger.ExportHeader{
-		GenesisHash: s.GenesisHash(), Keys: s.Keys().Published(), DocumentedSeams: s.Seams(), Private: private,
-	})
+	c, err := openChain(env, cfg, true)
 	if err != nil {
 		return err
 	}
-	for row, err := range s.Rows(ctx, private) {
-		if err != nil {
-			return err
-		}
-		if err := ew.Write(row); err != nil {
-			return err
-		}
+	defer c.Close()
+	if out == "" {
+		return c.Export(ctx, env.stdout, private)
 	}
-	if err := ew.Flush(); err != nil {
+	perm := os.FileMode(0o644)
+	if private {
+		perm = 0o600
+	}
+	f, err := renameio.NewPendingFile(out, renameio.WithPermissions(perm))
+	if err != nil {
 		return err
 	}
-	return nil
+	defer f.Cleanup() // a no-op after CloseAtomicallyReplace
+	if err := c.Export(ctx, f, private); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
 }

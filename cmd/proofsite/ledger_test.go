@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/site/content"
 )
 
 const realContent = "../../content"
@@ -45,9 +47,13 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &v); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	seams, err := documentedSeams(realContent)
-	if err != nil || len(seams) != 1 {
-		t.Fatalf("seams %v %v", seams, err)
+	ch, err := content.LoadCharter(os.DirFS(realContent))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seams := ch.Ledger.Seams()
+	if len(seams) != 1 {
+		t.Fatalf("seams %v", seams)
 	}
 	if !v.CanonicalSpineValid || v.StrictTableValid || v.StrictTableBreakAtBlock == nil || *v.StrictTableBreakAtBlock != 153 ||
 		v.Verdict != "PASS_WITH_DOCUMENTED_STRICT_SEAM" || v.Status != "ok" || v.Warning == nil ||
@@ -61,14 +67,15 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 		}
 	}
 
-	// Keys: private files 0600, public keys published.
-	for _, name := range []string{"writer.pem", "witness-1.pem", "witness-2.pem"} {
-		fi, err := os.Stat(filepath.Join(data, "keys", name))
+	// Keys: private files 0600, the witness keys apart from the writer
+	// key, public keys published.
+	for _, name := range []string{"keys/writer.pem", "witness-keys/witness-1.pem", "witness-keys/witness-2.pem"} {
+		fi, err := os.Stat(filepath.Join(data, name))
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: %v %v", name, fi.Mode(), err)
 		}
 	}
-	if _, err := readKeysFile(filepath.Join(data, "keys.json")); err != nil {
+	if _, err := chain.ReadKeysFile(filepath.Join(data, "keys.json")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -85,9 +92,9 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 	}
 
 	// PROOFSITE_DATA is the default for --data.
-	t.Setenv(dataEnv, data)
+	t.Setenv("PROOFSITE_DATA", data)
 	if code, out, errOut := cli(t, "ledger", "verify", "--content", realContent); code != 0 {
-		t.Fatalf("verify via %s: exit %d\n%s%s", dataEnv, code, out, errOut)
+		t.Fatalf("verify via PROOFSITE_DATA: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
@@ -232,7 +239,7 @@ func TestLedgerUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
 	}
-	if code, _, errOut := cli(t, "ledger", "verify", "--data", data); code != 1 || !strings.Contains(errOut, "ledger init") {
+	if code, _, errOut := cli(t, "ledger", "verify", "--data", data, "--content", realContent); code != 1 || !strings.Contains(errOut, "ledger init") {
 		t.Errorf("verify without a ledger: exit %d %s", code, errOut)
 	}
 	if code, out, _ := cli(t, "ledger", "--help"); code != 0 || !strings.Contains(out, "init") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,41 +19,37 @@ import (
 
 func runWatch(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "watch", "[--content DIR] [--out DIR] [--addr HOST:PORT] [--templates DIR]")
-	var f siteFlags
-	f.register(env, fs)
-	addr := fs.String("addr", envOr(env, "PROOFSITE_ADDR", "127.0.0.1:8080"), "listen `address` (env PROOFSITE_ADDR)")
+	cf := registerConfig(fs, "watch")
 	templatesDir := fs.String("templates", "templates", "`folder` of templ templates; changes to their text (templ generate --watch) re-render every page")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
-
-	opts, err := f.options()
-	if err != nil {
-		return contentError(env, f.content, f.out, err)
-	}
-	opts.ReloadURL = live.ReloadPrefix
-	b, err := site.New(site.Options{ContentDir: f.content, OutDir: f.out, Render: opts, Incremental: true, Logger: env.logger})
+	cfg, err := cf.resolve(env)
 	if err != nil {
 		return err
+	}
+	b, err := newWatchBuilder(env, cfg)
+	if err != nil {
+		return contentError(env, cfg.Content, cfg.Out, err)
 	}
 	hub := reload.New()
 	// The first build goes through the same path as every later one; if it
 	// fails, whatever an earlier build left is served until the next save.
 	if res, err := b.Build(ctx, nil); err != nil {
-		hub.Publish(reload.Problem(reportBuildError(env, f.content, f.out, err)))
+		hub.Publish(reload.Problem(reportBuildError(env, cfg.Content, cfg.Out, err)))
 	} else {
 		fmt.Fprintf(env.stdout, "proofsite: %s\n", res)
 	}
 
-	srv, err := live.New(live.Options{PublicDir: f.out, Reload: hub, Logger: env.logger})
+	srv, err := live.New(live.Options{PublicDir: cfg.Out, Reload: hub, Logger: env.logger})
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err
 	}
-	contentWatch, err := watch.New(f.content, watch.Options{Ignore: content.Ignored, Logger: env.logger})
+	contentWatch, err := watch.New(cfg.Content, watch.Options{Ignore: content.Ignored, Logger: env.logger})
 	if err != nil {
 		return err
 	}
@@ -62,7 +59,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 	templateChanges := watchTemplates(ctx, env, *templatesDir)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
-	fmt.Fprintf(env.stdout, "proofsite: watching %s, serving http://%s\n", f.content, ln.Addr())
+	fmt.Fprintf(env.stdout, "proofsite: watching %s, serving http://%s\n", cfg.Content, ln.Addr())
 
 	for {
 		var changes []string
@@ -78,13 +75,24 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 				return errors.New("the content watch stopped")
 			}
 			changes = batch
+			if slices.Contains(changes, content.ConfigFile) {
+				// site.yaml reaches what the build publishes beside the
+				// content too (the OpenAPI description, the gate demo):
+				// derive them again, and rebuild everything with them.
+				next, err := newWatchBuilder(env, cfg)
+				if err != nil {
+					hub.Publish(reload.Problem(reportBuildError(env, cfg.Content, cfg.Out, err)))
+					continue
+				}
+				b, changes = next, nil
+			}
 		case <-templateChanges:
 			b.RenderAll()
 			changes = []string{}
 		}
 		res, err := b.Build(ctx, changes)
 		if err != nil {
-			hub.Publish(reload.Problem(reportBuildError(env, f.content, f.out, err)))
+			hub.Publish(reload.Problem(reportBuildError(env, cfg.Content, cfg.Out, err)))
 			continue
 		}
 		if res.Full {
@@ -98,6 +106,23 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 		hub.Publish(reload.Build(res.Written))
 		fmt.Fprintf(env.stdout, "proofsite: %s\n", res)
 	}
+}
+
+// newWatchBuilder returns an incremental builder with the render options of
+// the content's current site.yaml; watch makes a new one when site.yaml
+// changes.
+func newWatchBuilder(env *environment, cfg *config) (*site.Builder, error) {
+	cfg.charter = nil // read site.yaml as it is now
+	ch, err := cfg.loadCharter()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := renderOptions(ch, cfg.Data)
+	if err != nil {
+		return nil, err
+	}
+	opts.ReloadURL = live.ReloadPrefix
+	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Incremental: true, Logger: env.logger})
 }
 
 // reportBuildError prints a failed build to the terminal and returns the

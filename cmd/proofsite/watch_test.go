@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -87,6 +88,18 @@ func await(t *testing.T, events <-chan sseEvent, name string) sseEvent {
 	}
 }
 
+// awaitBuild returns the next build event that wrote path, skipping the
+// builds of a save's intermediate states (on a busy machine a new folder
+// can arrive in one batch and the file inside it in the next).
+func awaitBuild(t *testing.T, events <-chan sseEvent, path string) sseEvent {
+	t.Helper()
+	for {
+		if ev := await(t, events, "build"); slices.Contains(paths(ev), path) {
+			return ev
+		}
+	}
+}
+
 func paths(ev sseEvent) []string {
 	var out []string
 	list, _ := ev.data["paths"].([]any)
@@ -115,11 +128,18 @@ func TestWatchEditSession(t *testing.T) {
 	if err := os.CopyFS(src, os.DirFS("../../site/testdata/site")); err != nil {
 		t.Fatal(err)
 	}
+	// write saves a file as editors do, aside and renamed into place: one
+	// event per save, so each await below meets the build of that save and
+	// never one of a file caught between truncate and write.
 	write := func(rel, data string) {
 		t.Helper()
 		p := filepath.Join(src, filepath.FromSlash(rel))
 		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".tmp")
+		if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +175,7 @@ func TestWatchEditSession(t *testing.T) {
 
 	t.Run("create", func(t *testing.T) {
 		write("pages/fresh.md", "---\ntitle: Fresh\nsummary: New.\ndate: 2026-10-01\n---\nFresh body.\n")
-		ev := await(t, events, "build")
+		ev := awaitBuild(t, events, "pages/fresh.html")
 		if !slices.Contains(paths(ev), "pages/fresh.html") {
 			t.Errorf("build event %v", paths(ev))
 		}
@@ -165,7 +185,7 @@ func TestWatchEditSession(t *testing.T) {
 	})
 	t.Run("edit", func(t *testing.T) {
 		write("pages/fresh.md", "---\ntitle: Fresh\nsummary: New.\ndate: 2026-10-01\n---\nEdited body.\n")
-		if got := paths(await(t, events, "build")); !slices.Equal(got, []string{"pages/fresh.html", "pages/fresh.md"}) {
+		if got := paths(awaitBuild(t, events, "pages/fresh.html")); !slices.Equal(got, []string{"pages/fresh.html", "pages/fresh.md"}) {
 			t.Errorf("a body edit wrote %v", got)
 		}
 		if _, body := get(t, base+"/pages/fresh.html"); !strings.Contains(body, "Edited body.") {
@@ -177,7 +197,7 @@ func TestWatchEditSession(t *testing.T) {
 		if err := os.Rename(filepath.Join(src, "pages/fresh.md.tmp"), filepath.Join(src, "pages/fresh.md")); err != nil {
 			t.Fatal(err)
 		}
-		await(t, events, "build")
+		awaitBuild(t, events, "pages/fresh.html")
 		if _, body := get(t, base+"/pages/fresh.html"); !strings.Contains(body, "Renamed-over body.") {
 			t.Error("rename-over not served")
 		}
@@ -199,23 +219,52 @@ func TestWatchEditSession(t *testing.T) {
 		await(t, late, "problem")
 
 		write("pages/fresh.md", "---\ntitle: Fresh\nsummary: New.\ndate: 2026-10-01\n---\nFixed body.\n")
-		await(t, events, "build")
+		awaitBuild(t, events, "pages/fresh.html")
 		if _, body := get(t, base+"/pages/fresh.html"); !strings.Contains(body, "Fixed body.") {
 			t.Error("fix not served")
 		}
 	})
 	t.Run("new folder", func(t *testing.T) {
 		write("pages/guides/first.md", "---\ntitle: First guide\nsummary: G.\ndate: 2026-10-02\n---\nGuide.\n")
-		await(t, events, "build")
+		awaitBuild(t, events, "pages/guides/first.html")
 		if code, _ := get(t, base+"/pages/guides/first.html"); code != 200 {
 			t.Errorf("page in a new folder: %d", code)
+		}
+	})
+	t.Run("site.yaml reaches every output", func(t *testing.T) {
+		src, err := os.ReadFile(filepath.Join(src, "site.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const old, renamed = "title: Fixture Commons — public proof", "title: Renamed Commons — public proof"
+		if !strings.Contains(string(src), old) {
+			t.Fatal("the fixture's title changed; update the test")
+		}
+		write("site.yaml", strings.Replace(string(src), old, renamed, 1))
+		awaitBuild(t, events, "openapi.json")
+		for _, path := range []string{"/openapi.json", "/index.html", "/.well-known/ai.json"} {
+			if _, body := get(t, base+path); !strings.Contains(body, "Renamed Commons") {
+				t.Errorf("%s does not show the new title", path)
+			}
+		}
+		write("site.yaml", "site: [\n") // a broken site.yaml is shown, and the last build kept
+		if ev := await(t, events, "problem"); !strings.Contains(fmt.Sprint(ev.data["message"]), "site.yaml:") {
+			t.Errorf("problem event: %v", ev.data)
+		}
+		if _, body := get(t, base+"/openapi.json"); !strings.Contains(body, "Renamed Commons") {
+			t.Error("a broken site.yaml replaced the last good build")
+		}
+		write("site.yaml", string(src))
+		awaitBuild(t, events, "openapi.json")
+		if _, body := get(t, base+"/openapi.json"); !strings.Contains(body, "Fixture Commons") {
+			t.Error("the restored title is not served")
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
 		if err := os.Remove(filepath.Join(src, "pages/fresh.md")); err != nil {
 			t.Fatal(err)
 		}
-		await(t, events, "build")
+		awaitBuild(t, events, "pages/index.html")
 		if code, _ := get(t, base+"/pages/fresh.html"); code != 404 {
 			t.Errorf("deleted page answers %d", code)
 		}

@@ -225,7 +225,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for range b.N {
-		if _, err := st.AppendEntry(context.Background(), Entry{Kind: "gate_decision", Payload: payload}, signers); err != nil {
+		if _, err := st.AppendEntry(context.Background(), ledger.Entry{Kind: "gate_decision", Payload: payload}, signers); err != nil {
 			b.Fatal(err)
 		}
 	}

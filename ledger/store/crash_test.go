@@ -38,7 +38,7 @@ func crashChild(dir string) int {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for i := 0; time.Now().Before(deadline); i++ {
-		b, err := s.AppendEntry(context.Background(), Entry{Kind: "crash_test", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}, signers)
+		b, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "crash_test", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}, signers)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -404,19 +404,9 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 	return res, nil
 }
 
-// Entry is what an append records: the kind, the JSON payload (canonicalized
-// and hashed; the payload and description stay private) and the time (zero
-// means now).
-type Entry struct {
-	Kind        string
-	Payload     []byte
-	Description string
-	Time        time.Time
-}
-
 // AppendEntry builds the next block from e (index head+1, prev_hash the
 // head's hash), seals it with signers, and appends it like Append.
-func (s *Store) AppendEntry(ctx context.Context, e Entry, signers ledger.Signers) (ledger.Block, error) {
+func (s *Store) AppendEntry(ctx context.Context, e ledger.Entry, signers ledger.Signers) (ledger.Block, error) {
 	ph, canon, err := ledger.PayloadHash(e.Payload)
 	if err != nil {
 		return ledger.Block{}, fmt.Errorf("%w: %w", ErrRejected, err)

@@ -138,7 +138,7 @@ func TestFullWalkAndAppend(t *testing.T) {
 	signers := testSigners()
 	for i := range 3 {
 		before := s.Version()
-		b, err := s.AppendEntry(ctx, Entry{Kind: "inter_node_exchange", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i)), Description: "x"}, signers)
+		b, err := s.AppendEntry(ctx, ledger.Entry{Kind: "inter_node_exchange", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i)), Description: "x"}, signers)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -208,10 +208,10 @@ func TestAppendRejects(t *testing.T) {
 			}
 		})
 	}
-	if _, err := s.AppendEntry(ctx, Entry{Kind: "audit", Payload: []byte(`{"big":9007199254740993}`)}, signers); !errors.Is(err, ledger.ErrIntegerRange) {
+	if _, err := s.AppendEntry(ctx, ledger.Entry{Kind: "audit", Payload: []byte(`{"big":9007199254740993}`)}, signers); !errors.Is(err, ledger.ErrIntegerRange) {
 		t.Fatalf("inexact payload: %v", err)
 	}
-	if _, err := s.AppendEntry(ctx, Entry{Kind: "Not A Kind", Payload: []byte(`{}`)}, signers); !errors.Is(err, ledger.ErrInvalidBlock) {
+	if _, err := s.AppendEntry(ctx, ledger.Entry{Kind: "Not A Kind", Payload: []byte(`{}`)}, signers); !errors.Is(err, ledger.ErrInvalidBlock) {
 		t.Fatalf("bad kind: %v", err)
 	}
 	ok := next(func(*ledger.Header) {}, signers)
@@ -357,7 +357,7 @@ func TestTamperStore(t *testing.T) {
 			}
 			// Appending to a tampered store never overwrites a stored row.
 			before := s.Count()
-			if _, err := s.AppendEntry(context.Background(), Entry{Kind: "audit", Payload: []byte(`{}`)}, signers); err != nil {
+			if _, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "audit", Payload: []byte(`{}`)}, signers); err != nil {
 				if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrRejected) {
 					t.Fatalf("append to a tampered store: %v", err)
 				}

@@ -36,8 +36,8 @@ type testChain struct {
 
 var _ Chain = testChain{}
 
-func (c testChain) Witness(ctx context.Context, kind string, payload []byte) (ledger.Block, error) {
-	return c.AppendEntry(ctx, store.Entry{Kind: kind, Payload: payload}, c.signers)
+func (c testChain) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
+	return c.AppendEntry(ctx, e, c.signers)
 }
 
 func seededKey(name string) ledger.PrivateKey {

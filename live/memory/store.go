@@ -16,14 +16,13 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 )
 
-// Chain is the part of the ledger a Store needs: a durable append that
-// returns the sealed block, and a read of a block by index. cmd passes the
-// chain's appender (ledger/store.Store with the writer's signers behind
-// Witness); the reconciler reads the blocks back.
+// Chain is the part of the ledger a Store needs: the durable append every
+// writing route uses (live.Appender) and a read of a block by index, for
+// the reconciler. cmd passes the instance's chain (ledger/chain.Chain's
+// Append and its store's BlockByIndex).
 type Chain interface {
-	// Witness appends a block of kind whose payload is payload (canonical
-	// JSON) and returns it once it is durable.
-	Witness(ctx context.Context, kind string, payload []byte) (ledger.Block, error)
+	// Append records e and returns its block once it is durable.
+	Append(ctx context.Context, e ledger.Entry) (ledger.Block, error)
 	// BlockByIndex returns the block at index i.
 	BlockByIndex(i int64) (ledger.Block, error)
 }
@@ -229,7 +228,7 @@ func (s *Store) Put(ctx context.Context, d Draft) (Stored, error) {
 	if err != nil {
 		return Stored{}, err
 	}
-	b, err := s.opts.Chain.Witness(ctx, WitnessKind, payload)
+	b, err := s.opts.Chain.Append(ctx, ledger.Entry{Kind: WitnessKind, Payload: payload})
 	if err == nil {
 		m.Witness = Witness{BlockIndex: b.Index(), BlockHash: b.Hash()}
 		err = m.checkWitness(b)

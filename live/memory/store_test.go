@@ -192,7 +192,7 @@ func TestWitnessFailure(t *testing.T) {
 // blocks from the real chain.
 type failingChain struct{ testChain }
 
-func (failingChain) Witness(context.Context, string, []byte) (ledger.Block, error) {
+func (failingChain) Append(context.Context, ledger.Entry) (ledger.Block, error) {
 	return ledger.Block{}, errors.New("chain: disk full")
 }
 

@@ -139,10 +139,14 @@ func (h *Hub) stream(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	c.Set(fiber.HeaderConnection, "keep-alive")
+	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(fasthttp.StreamWriter(func(w *bufio.Writer) {
 		defer h.unsubscribe(events)
 		tick := time.NewTicker(h.keepAlive)
 		defer tick.Stop()
+		// The server's write timeout bounds a response; a stream lives on
+		// as long as each write is in time.
+		conn.SetWriteDeadline(time.Now().Add(2 * h.keepAlive))
 		fmt.Fprintf(w, "retry: 500\nevent: hello\ndata: {\"instance\":%q}\n\n", h.instance)
 		if w.Flush() != nil {
 			return
@@ -158,6 +162,7 @@ func (h *Hub) stream(c *fiber.Ctx) error {
 			case <-tick.C:
 				fmt.Fprint(w, ": keep-alive\n\n")
 			}
+			conn.SetWriteDeadline(time.Now().Add(2 * h.keepAlive))
 			if w.Flush() != nil {
 				return // the browser went away
 			}

@@ -7,198 +7,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/goccy/go-yaml"
-	"github.com/goccy/go-yaml/ast"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/gate"
 )
 
 // ConfigFile is the name of the site configuration inside a content directory.
 const ConfigFile = "site.yaml"
-
-// Config is site.yaml: the site's identity and the data it publishes.
-type Config struct {
-	Site         SiteInfo         `yaml:"site"`
-	Organisation Organisation     `yaml:"organisation"`
-	Nodes        []Node           `yaml:"nodes"`
-	Towns        []Town           `yaml:"towns"`
-	Capabilities []Capability     `yaml:"capabilities"`
-	PublishRule  PublishRule      `yaml:"publish_rule"`
-	Ledger       LedgerConfig     `yaml:"ledger"`
-	Stewardship  Stewardship      `yaml:"stewardship"`
-	Constitution ConstitutionMeta `yaml:"constitution"`
-	Gate         GateConfig       `yaml:"gate"`
-}
-
-// SiteInfo names the site and where it lives.
-type SiteInfo struct {
-	Title       string `yaml:"title"`
-	Summary     string `yaml:"summary"` // one sentence, used in llms.txt and meta tags
-	BaseURL     string `yaml:"base_url"`
-	APIURL      string `yaml:"api_url"` // origin of the verification API (/api/v1, /api/chain/latest)
-	Language    string `yaml:"language"`
-	License     string `yaml:"license"`
-	Description string `yaml:"description"` // a paragraph for the home page
-}
-
-// Organisation is who publishes the ledger.
-type Organisation struct {
-	Name           string `yaml:"name"`
-	LegalName      string `yaml:"legal_name"`
-	Jurisdiction   string `yaml:"jurisdiction"`
-	Contact        string `yaml:"contact"`
-	HumanAuthority string `yaml:"human_authority"` // the human authorization boundary, in one paragraph
-}
-
-// Node is one member of the collective roster: an AI node or the human Bridge.
-type Node struct {
-	ID          string `yaml:"id"` // federation id (s1..s7, bridge); empty for roster-only nodes
-	Designation string `yaml:"designation"`
-	Name        string `yaml:"name"`
-	Kind        string `yaml:"kind"` // "ai" or "human"
-	Role        string `yaml:"role"`
-	Provider    string `yaml:"provider"` // AI provider behind the node; empty for humans
-	Platform    string `yaml:"platform"`
-	Station     string `yaml:"station"`
-	TrustLevel  string `yaml:"trust_level"`
-	Town        string `yaml:"town"`         // id of the node's live town, if any
-	PublicRoute string `yaml:"public_route"` // public airlock route, if any (e.g. /api/ember)
-}
-
-// Town is a digital town: a persistent space of one node.
-type Town struct {
-	ID          string `yaml:"id"`
-	Node        string `yaml:"node"` // designation of the node that lives there
-	Name        string `yaml:"name"`
-	Description string `yaml:"description"`
-}
-
-// Capability is one row of the published capability maturity board.
-type Capability struct {
-	Key   string `yaml:"key"`
-	Value string `yaml:"value"`
-	Note  string `yaml:"note"`
-}
-
-// Roadmap reports whether the capability is announced rather than live.
-func (c Capability) Roadmap() bool { return c.Value == "roadmap" }
-
-// PublishRule is the rule that gates public claims behind Bridge authorization.
-type PublishRule struct {
-	Key        string `yaml:"key"`
-	Action     string `yaml:"action"`
-	Requires   string `yaml:"requires"`
-	Text       string `yaml:"text"`
-	Disclaimer string `yaml:"disclaimer"`
-}
-
-// GateConfig is the gate's policy, as published: the controls each action
-// class requires, the actions denied unconditionally, the pinned Bridge
-// public keys, and the content files whose text is a public claim under the
-// publish rule.
-type GateConfig struct {
-	Actions    []GateAction `yaml:"actions"`
-	Denied     []string     `yaml:"denied"`
-	BridgeKeys []BridgeKey  `yaml:"bridge_keys"`
-	ClaimFiles []string     `yaml:"claim_files"` // content paths, e.g. products/gate/README.md
-}
-
-// GateAction is one row of the gate's action table.
-type GateAction struct {
-	Action   string   `yaml:"action"`   // an action class, e.g. PUBLIC_CLAIM_CHANGE
-	Requires []string `yaml:"requires"` // controls, all required, e.g. [BRIDGE_AUTH]
-}
-
-// BridgeKey is a pinned Bridge public key. The private half never appears
-// in content: the Bridge keeps it offline.
-type BridgeKey struct {
-	KeyID     string `yaml:"key_id"`
-	PublicKey string `yaml:"public_key"` // 32 bytes, hex
-	Note      string `yaml:"note"`
-}
-
-// LedgerConfig is what the site publishes about the ledger.
-type LedgerConfig struct {
-	DocumentedSeams []Seam `yaml:"documented_seams"`
-}
-
-// Seam is a documented break of the strict table, with its public reason.
-type Seam struct {
-	Block      int    `yaml:"block"`
-	Reason     string `yaml:"reason"`
-	Documented Date   `yaml:"documented"`
-}
-
-// Stewardship is the readiness map of the closure layers.
-type Stewardship struct {
-	Summary string         `yaml:"summary"`
-	Layers  []ClosureLayer `yaml:"layers"`
-}
-
-// ClosureLayer is one layer of the stewardship horizon.
-type ClosureLayer struct {
-	Key       string   `yaml:"key"`
-	Name      string   `yaml:"name"`
-	Readiness string   `yaml:"readiness"` // live, partial or roadmap
-	Summary   string   `yaml:"summary"`
-	Evidence  []string `yaml:"evidence"` // site paths that show the layer at work
-}
-
-// ConstitutionMeta describes the constitution texts and discloses the article
-// counts of every surface that shows one.
-type ConstitutionMeta struct {
-	Title           string         `yaml:"title"`
-	Version         string         `yaml:"version"`
-	Status          string         `yaml:"status"`
-	Adopted         Date           `yaml:"adopted"`
-	License         string         `yaml:"license"`
-	RuntimeArtifact string         `yaml:"runtime_artifact"` // content path of the runtime JSON
-	Surfaces        []CountSurface `yaml:"surfaces"`
-}
-
-// CountSurface is one place that states an article count.
-type CountSurface struct {
-	Name     string `yaml:"name"`
-	Articles int    `yaml:"articles"`
-	// Source says how the count is checked: "published" and "runtime" are
-	// compared with the loaded texts at build time; "declared" is disclosed as
-	// stated because the surface is not part of this content.
-	Source string `yaml:"source"`
-	Note   string `yaml:"note"`
-}
-
-// Date is a calendar day written as YYYY-MM-DD.
-type Date struct{ time.Time }
-
-// UnmarshalYAML accepts exactly YYYY-MM-DD.
-func (d *Date) UnmarshalYAML(node ast.Node) error {
-	s := strings.Trim(strings.TrimSpace(node.String()), `"'`)
-	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
-		return &yaml.SyntaxError{Message: fmt.Sprintf("expected a date (YYYY-MM-DD), found %q", s), Token: node.GetToken()}
-	}
-	d.Time = t
-	return nil
-}
-
-// String formats the day as YYYY-MM-DD, or "" for the zero Date.
-func (d Date) String() string {
-	if d.IsZero() {
-		return ""
-	}
-	return d.Format(time.DateOnly)
-}
-
-// MarshalText formats the day as YYYY-MM-DD.
-func (d Date) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
-
-// CapabilityKeys are the rows of the maturity board, in published order.
-var CapabilityKeys = []string{
-	"maturity", "bridge_auth", "node_approval_quorum",
-	"dissent_channel", "runtime_enforcement", "enforcement_model",
-}
 
 var (
 	idPattern          = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
@@ -207,18 +23,18 @@ var (
 	countSources       = []string{"published", "runtime", "declared"}
 )
 
-// parseConfig decodes and validates site.yaml.
-func parseConfig(src []byte) (*Config, *yamlDoc, []*Error) {
-	var cfg Config
-	doc, yerr := decodeYAML(ConfigFile, src, 0, &cfg)
+// parseCharter decodes and validates site.yaml.
+func parseCharter(src []byte) (*charter.Charter, *yamlDoc, []*Error) {
+	var c charter.Charter
+	doc, yerr := decodeYAML(ConfigFile, src, 0, &c)
 	if yerr != nil {
 		return nil, nil, []*Error{yerr}
 	}
-	return &cfg, doc, cfg.validate(doc)
+	return &c, doc, validateCharter(&c, doc)
 }
 
-// validate checks everything site.yaml can get wrong on its own.
-func (c *Config) validate(doc *yamlDoc) []*Error {
+// validateCharter checks everything site.yaml can get wrong on its own.
+func validateCharter(c *charter.Charter, doc *yamlDoc) []*Error {
 	var errs []*Error
 	need := func(path, value string) {
 		if strings.TrimSpace(value) == "" {
@@ -236,10 +52,10 @@ func (c *Config) validate(doc *yamlDoc) []*Error {
 		}
 	}
 
-	need("$.site.title", c.Site.Title)
-	need("$.site.summary", c.Site.Summary)
-	absURL("$.site.base_url", c.Site.BaseURL)
-	absURL("$.site.api_url", c.Site.APIURL)
+	need("$.site.title", c.Title)
+	need("$.site.summary", c.Summary)
+	absURL("$.site.base_url", c.BaseURL)
+	absURL("$.site.api_url", c.APIURL)
 	need("$.organisation.name", c.Organisation.Name)
 
 	ids, designations := map[string]bool{}, map[string]bool{}
@@ -294,15 +110,15 @@ func (c *Config) validate(doc *yamlDoc) []*Error {
 	for i, cp := range c.Capabilities {
 		p := fmt.Sprintf("$.capabilities[%d]", i)
 		switch {
-		case !slices.Contains(CapabilityKeys, cp.Key):
-			errs = append(errs, doc.errorf(p+".key", "unknown capability %q (known: %s)", cp.Key, strings.Join(CapabilityKeys, ", ")))
+		case !slices.Contains(charter.CapabilityKeys, cp.Key):
+			errs = append(errs, doc.errorf(p+".key", "unknown capability %q (known: %s)", cp.Key, strings.Join(charter.CapabilityKeys, ", ")))
 		case seen[cp.Key]:
 			errs = append(errs, doc.errorf(p+".key", "capability %q is listed twice", cp.Key))
 		}
 		seen[cp.Key] = true
 		need(p+".value", cp.Value)
 	}
-	for _, k := range CapabilityKeys {
+	for _, k := range charter.CapabilityKeys {
 		if !seen[k] {
 			errs = append(errs, doc.errorf("$.capabilities", "capability board is missing %q", k))
 		}
@@ -335,7 +151,8 @@ func (c *Config) validate(doc *yamlDoc) []*Error {
 		}
 	}
 
-	errs = append(errs, c.validateGate(doc)...)
+	errs = append(errs, validateGate(c, doc)...)
+	errs = append(errs, validateRuntime(c.Runtime, doc)...)
 
 	need("$.constitution.title", c.Constitution.Title)
 	need("$.constitution.version", c.Constitution.Version)
@@ -352,9 +169,9 @@ func (c *Config) validate(doc *yamlDoc) []*Error {
 }
 
 // validateGate checks the gate section and that the publish rule names an
-// action of it. The gate package checks the same policy again when cmd
-// builds it; these checks exist to name the line.
-func (c *Config) validateGate(doc *yamlDoc) []*Error {
+// action of it. The gate package checks the same policy again when it is
+// built; these checks exist to name the line.
+func validateGate(c *charter.Charter, doc *yamlDoc) []*Error {
 	var errs []*Error
 	g := c.Gate
 	denied := map[string]bool{}
@@ -442,39 +259,22 @@ func (c *Config) validateGate(doc *yamlDoc) []*Error {
 // validClaimFile reports whether f is a clean slash path inside the
 // content folder whose claim name is a valid scope item.
 func validClaimFile(f string) bool {
-	return fs.ValidPath(f) && f != "." && gate.ValidScopeItem(ClaimFilePrefix+f)
+	return fs.ValidPath(f) && f != "." && gate.ValidScopeItem(gate.ClaimFilePrefix+f)
 }
 
-// ClaimFilePrefix starts the claim name of a claim file:
-// "file:products/gate/README.md".
-const ClaimFilePrefix = "file:"
-
-// Node returns the node with the given federation id.
-func (c *Config) Node(id string) (Node, bool) {
-	for _, n := range c.Nodes {
-		if n.ID != "" && n.ID == id {
-			return n, true
+// validateRuntime checks the runtime defaults; each is optional.
+func validateRuntime(r charter.Runtime, doc *yamlDoc) []*Error {
+	var errs []*Error
+	if r.WalkEvery < 0 {
+		errs = append(errs, doc.errorf("$.runtime.walk_every", "runtime.walk_every must be a positive duration such as 10m, found %s", r.WalkEvery))
+	}
+	if r.PostLimit != "" {
+		if _, err := charter.ParseRate(r.PostLimit); err != nil {
+			errs = append(errs, doc.errorf("$.runtime.post_limit", "runtime.post_limit: %v", err))
 		}
 	}
-	return Node{}, false
-}
-
-// Capability returns the board value of key.
-func (c *Config) Capability(key string) (Capability, bool) {
-	for _, cp := range c.Capabilities {
-		if cp.Key == key {
-			return cp, true
-		}
+	if r.Witnesses < 0 {
+		errs = append(errs, doc.errorf("$.runtime.witnesses", "runtime.witnesses must be 1 or more, found %d", r.Witnesses))
 	}
-	return Capability{}, false
-}
-
-// Documented returns the seam documented for block, if any.
-func (l LedgerConfig) Documented(block int) (Seam, bool) {
-	for _, s := range l.DocumentedSeams {
-		if s.Block == block {
-			return s, true
-		}
-	}
-	return Seam{}, false
+	return errs
 }

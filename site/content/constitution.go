@@ -99,7 +99,7 @@ func checkConstitution(s *Site, doc *yamlDoc) []*Error {
 			break
 		}
 	}
-	for i, surface := range s.Config.Constitution.Surfaces {
+	for i, surface := range s.Charter.Constitution.Surfaces {
 		var actual int
 		switch surface.Source {
 		case "published":

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/proofsite/proofsite/ledger/charter"
 )
 
 // Kind is what a markdown document is; it decides the document's layout.
@@ -37,7 +39,7 @@ type Page struct {
 
 	Title   string
 	Summary string
-	Date    Date
+	Date    charter.Date
 	Tags    []string
 	Weight  int
 	License string
@@ -63,16 +65,16 @@ func (p *Page) TwinPath() string { return strings.TrimSuffix(p.Path, ".html") + 
 
 // frontMatter is every key a document may set.
 type frontMatter struct {
-	Title   string   `yaml:"title"`
-	Summary string   `yaml:"summary"`
-	Date    Date     `yaml:"date"`
-	Tags    []string `yaml:"tags"`
-	Weight  int      `yaml:"weight"`
-	License string   `yaml:"license"`
-	Slug    string   `yaml:"slug"`
-	Type    string   `yaml:"type"`
-	Article int      `yaml:"article"`
-	Part    string   `yaml:"part"`
+	Title   string       `yaml:"title"`
+	Summary string       `yaml:"summary"`
+	Date    charter.Date `yaml:"date"`
+	Tags    []string     `yaml:"tags"`
+	Weight  int          `yaml:"weight"`
+	License string       `yaml:"license"`
+	Slug    string       `yaml:"slug"`
+	Type    string       `yaml:"type"`
+	Article int          `yaml:"article"`
+	Part    string       `yaml:"part"`
 }
 
 var (

@@ -14,11 +14,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/proofsite/proofsite/ledger/charter"
 )
 
 // Site is a whole content directory, loaded and validated.
 type Site struct {
-	Config   *Config
+	Charter  *charter.Charter // site.yaml
 	Pages    []*Page          // every markdown document, sorted by output path
 	Articles []*Page          // constitution articles in number order (also in Pages)
 	Runtime  *RuntimeArtifact // the constitution runtime artifact
@@ -77,7 +79,7 @@ type parsedFile struct {
 
 	// Parsed on first use by assemble, which alone knows a file's role.
 	sum        *[32]byte
-	config     *Config
+	charter    *charter.Charter
 	configDoc  *yamlDoc
 	configErrs []*Error
 	runtime    *RuntimeArtifact
@@ -93,12 +95,12 @@ func (f *parsedFile) digest() [32]byte {
 	return *f.sum
 }
 
-func (f *parsedFile) asConfig() (*Config, *yamlDoc, []*Error) {
+func (f *parsedFile) asCharter() (*charter.Charter, *yamlDoc, []*Error) {
 	if !f.parsed {
-		f.config, f.configDoc, f.configErrs = parseConfig(f.raw)
+		f.charter, f.configDoc, f.configErrs = parseCharter(f.raw)
 		f.parsed = true
 	}
-	return f.config, f.configDoc, f.configErrs
+	return f.charter, f.configDoc, f.configErrs
 }
 
 func (f *parsedFile) asRuntime(file string) (*RuntimeArtifact, []*Error) {
@@ -118,9 +120,9 @@ func Load(fsys fs.FS) (*Site, error) {
 	return NewLoader(fsys).Load(context.Background(), nil)
 }
 
-// LoadConfig loads and validates site.yaml alone, for commands that need the
-// configuration but not the pages.
-func LoadConfig(fsys fs.FS) (*Config, error) {
+// LoadCharter loads and validates site.yaml alone, for commands that need
+// the charter but not the pages.
+func LoadCharter(fsys fs.FS) (*charter.Charter, error) {
 	raw, err := fs.ReadFile(fsys, ConfigFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, sortErrors([]*Error{errorf(ConfigFile, 0, "missing: a content directory needs a %s", ConfigFile)})
@@ -128,7 +130,7 @@ func LoadConfig(fsys fs.FS) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("content: %w", err)
 	}
-	cfg, _, errs := parseConfig(raw)
+	cfg, _, errs := parseCharter(raw)
 	if len(errs) > 0 {
 		return nil, sortErrors(errs)
 	}
@@ -287,9 +289,9 @@ func (l *Loader) assemble() (*Site, error) {
 	if !ok {
 		return nil, sortErrors([]*Error{errorf(ConfigFile, 0, "missing: a content directory needs a %s", ConfigFile)})
 	}
-	cfg, doc, cfgErrs := cfgFile.asConfig()
+	cfg, doc, cfgErrs := cfgFile.asCharter()
 	errs = append(errs, cfgErrs...)
-	s.Config, s.ConfigDigest = cfg, cfgFile.digest()
+	s.Charter, s.ConfigDigest = cfg, cfgFile.digest()
 
 	s.Records = map[string]json.RawMessage{}
 	if len(l.order) != len(l.files) {

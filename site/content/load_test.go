@@ -223,6 +223,20 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			desc: "runtime defaults",
+			edit: map[string]string{"site.yaml": mustRead(t, "site.yaml") + "runtime:\n  walk_every: -5m\n  post_limit: lots\n  witnesses: -1\n"},
+			want: []string{
+				`site.yaml:68: runtime.walk_every must be a positive duration such as 10m, found -5m0s`,
+				`site.yaml:69: runtime.post_limit: rate "lots": want N/DURATION, e.g. 30/1m`,
+				`site.yaml:70: runtime.witnesses must be 1 or more, found -1`,
+			},
+		},
+		{
+			desc: "runtime duration that is not one",
+			edit: map[string]string{"site.yaml": mustRead(t, "site.yaml") + "runtime:\n  walk_every: often\n"},
+			want: []string{`site.yaml:68: expected a duration such as 10m, found "often"`},
+		},
+		{
 			desc: "gate section missing",
 			edit: map[string]string{"site.yaml": gateSection(t, "")},
 			want: []string{

@@ -9,6 +9,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/proofsite/proofsite/ledger/charter"
 )
 
 // yamlDoc is one parsed YAML document that can locate its own fields, so
@@ -65,7 +66,7 @@ func kindName(t reflect.Type) string {
 	if t == nil {
 		return "another type"
 	}
-	if t == reflect.TypeFor[Date]() {
+	if t == reflect.TypeFor[charter.Date]() {
 		return "a date (YYYY-MM-DD)"
 	}
 	switch t.Kind() {

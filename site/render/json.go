@@ -211,8 +211,8 @@ func (b *build) aiJob() job {
 		cfg := b.cfg
 		status := b.statusDocument()
 		m := aiManifest{
-			SchemaVersion: "1.0", Name: cfg.Site.Title, Description: strings.Join(strings.Fields(cfg.Site.Summary), " "),
-			License: cfg.Site.License, Site: b.base, API: b.api,
+			SchemaVersion: "1.0", Name: cfg.Title, Description: strings.Join(strings.Fields(cfg.Summary), " "),
+			License: cfg.License, Site: b.base, API: b.api,
 			Organisation: aiOrganisation{Name: cfg.Organisation.Name, LegalName: cfg.Organisation.LegalName, Contact: cfg.Organisation.Contact},
 			Entrypoints: map[string]string{
 				"llms_txt":    b.abs("/" + llmsPath),

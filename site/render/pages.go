@@ -187,7 +187,7 @@ func (b *build) homeJob() job {
 	return job{key: "home", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
 		cfg := b.cfg
 		v := templates.HomeView{
-			Title: cfg.Site.Title, Summary: cfg.Site.Summary, Description: cfg.Site.Description,
+			Title: cfg.Title, Summary: cfg.Summary, Description: cfg.Description,
 			Authority: cfg.Organisation.HumanAuthority, ProofLinks: b.proofLinks(),
 		}
 		v.Documents = append(v.Documents, templates.Link{Href: "/gate.html", Label: "The gate", Note: "authorization checkpoint and capability board"},
@@ -210,7 +210,7 @@ func (b *build) homeJob() job {
 		if len(v.Pages) > 0 {
 			md.h2("Pages").links(v.Pages)
 		}
-		m := b.meta(cfg.Site.Title, cfg.Site.Summary, out, "home")
+		m := b.meta(cfg.Title, cfg.Summary, out, "home")
 		return htmlAndTwin(m, templates.Home(v), md.String())
 	}}
 }

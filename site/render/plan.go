@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/a-h/templ"
+	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/templates"
 )
@@ -17,7 +18,7 @@ import (
 type build struct {
 	r   *Renderer
 	s   *content.Site
-	cfg *content.Config
+	cfg *charter.Charter
 
 	base, api string // origins without a trailing slash
 
@@ -36,14 +37,14 @@ type build struct {
 }
 
 func newBuild(r *Renderer, s *content.Site) *build {
-	cfg := s.Config
+	cfg := s.Charter
 	b := &build{
 		r: r, s: s, cfg: cfg,
-		base:   strings.TrimSuffix(cfg.Site.BaseURL, "/"),
-		api:    strings.TrimSuffix(cfg.Site.APIURL, "/"),
+		base:   strings.TrimSuffix(cfg.BaseURL, "/"),
+		api:    strings.TrimSuffix(cfg.APIURL, "/"),
 		config: s.ConfigDigest,
 	}
-	b.layout = newDigest().str(cfg.Site.Title, cfg.Site.Language, cfg.Site.License, cfg.Organisation.Name, b.base).
+	b.layout = newDigest().str(cfg.Title, cfg.Language, cfg.License, cfg.Organisation.Name, b.base).
 		sums(r.optsDigest).sum()
 	sd, ad, dd := newDigest(), newDigest(), newDigest()
 	for _, p := range s.Pages {
@@ -149,15 +150,15 @@ func twinPath(outPath string) string { return strings.TrimSuffix(outPath, ".html
 func (b *build) meta(title, description, outPath, section string) templates.Meta {
 	cfg := b.cfg
 	return templates.Meta{
-		SiteTitle:    cfg.Site.Title,
+		SiteTitle:    cfg.Title,
 		Title:        title,
 		Description:  description,
 		Canonical:    b.abs(urlPath(outPath)),
 		Twin:         "/" + twinPath(outPath),
 		Stylesheet:   "/" + b.r.stylesheet.Path,
-		Language:     cfg.Site.Language,
+		Language:     cfg.Language,
 		Section:      section,
-		License:      cfg.Site.License,
+		License:      cfg.License,
 		Organisation: cfg.Organisation.Name,
 		ReloadURL:    b.r.opts.ReloadURL,
 		ReloadPath:   outPath,

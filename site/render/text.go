@@ -91,8 +91,8 @@ func (b *build) llmsJob() job {
 		cfg := b.cfg
 		var w mdWriter
 		w.h1(cfg.Organisation.Name)
-		w.line("> " + strings.Join(strings.Fields(cfg.Site.Summary), " ")).line("")
-		w.para(cfg.Site.Description)
+		w.line("> " + strings.Join(strings.Fields(cfg.Summary), " ")).line("")
+		w.para(cfg.Description)
 		w.para("Integrity field: `canonical_spine_valid` in /api/ledger/verify is authoritative. The legacy `valid` field is deprecated and scoped to the strict table. Every live JSON response carries a request-time `generated_at` and `Cache-Control: no-store`; a stale `generated_at` is drift.")
 		w.para(cfg.Organisation.HumanAuthority)
 

@@ -4,45 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/proofsite/proofsite/cmd"
+	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
 
-// liveSite hands the content over to the live edge in its own types: live
-// never reads content itself.
-func liveSite(cfg *content.Config, s *content.Site) live.Site {
-	ls := live.Site{
-		Title: cfg.Site.Title, Summary: cfg.Site.Summary, BaseURL: cfg.Site.BaseURL, APIURL: cfg.Site.APIURL, License: cfg.Site.License,
-		Organisation: live.Organisation{Name: cfg.Organisation.Name, LegalName: cfg.Organisation.LegalName,
-			Jurisdiction: cfg.Organisation.Jurisdiction, Contact: cfg.Organisation.Contact, HumanAuthority: cfg.Organisation.HumanAuthority},
-		PublishRule:  live.PublishRule(cfg.PublishRule),
-		Constitution: live.Constitution{Title: cfg.Constitution.Title, Version: cfg.Constitution.Version, Status: cfg.Constitution.Status},
-	}
-	for _, n := range cfg.Nodes {
-		ls.Nodes = append(ls.Nodes, live.Node(n))
-	}
-	for _, t := range cfg.Towns {
-		ls.Towns = append(ls.Towns, live.Town(t))
-	}
-	for _, c := range cfg.Capabilities {
-		ls.Capabilities = append(ls.Capabilities, live.Capability(c))
-	}
-	for _, l := range cfg.Stewardship.Layers {
-		ls.Stewardship = append(ls.Stewardship, live.Layer(l))
-	}
-	for _, c := range cfg.Constitution.Surfaces {
-		ls.Constitution.Counts = append(ls.Constitution.Counts, live.ArticleCount{Surface: c.Name, Articles: c.Articles, Source: c.Source})
-	}
-	if s != nil {
-		ls.Constitution.Articles = len(s.Articles)
-		if rt := s.Runtime; rt != nil {
-			ls.Constitution.Runtime, ls.Constitution.RuntimeVersion, ls.Constitution.RuntimeArticles = rt.Raw, rt.Version, len(rt.Articles)
-		}
-		ls.Records = s.Records
+// demoArtifactPath is where the build publishes the gate demo transcript.
+const demoArtifactPath = "products/gate/demo_output.txt"
+
+// liveSite hands the loaded content to the live edge: live never reads
+// content itself.
+func liveSite(s *content.Site) *live.Site {
+	ls := &live.Site{Charter: *s.Charter, Articles: len(s.Articles), Records: s.Records}
+	if rt := s.Runtime; rt != nil {
+		ls.RuntimeArtifact = live.RuntimeArtifact{Raw: rt.Raw, Version: rt.Version, Articles: len(rt.Articles)}
 	}
 	return ls
 }
@@ -51,13 +30,13 @@ func liveSite(cfg *content.Config, s *content.Site) live.Site {
 // OpenAPI description and endpoint map of the live edge, the gate demo
 // transcript (run by the real checkpoint), the standalone verifier, and the
 // published ledger keys when dataDir holds a chain.
-func renderOptions(cfg *content.Config, dataDir string) (render.Options, error) {
-	site := liveSite(cfg, nil)
+func renderOptions(ch *charter.Charter, dataDir string) (render.Options, error) {
+	site := live.Site{Charter: *ch}
 	proof, _, err := live.Documents(site)
 	if err != nil {
 		return render.Options{}, err
 	}
-	demo, err := gateDemo(cfg)
+	demo, err := chain.Demo(ch, content.ConfigFile)
 	if err != nil {
 		return render.Options{}, fmt.Errorf("gate demo: %w", err)
 	}
@@ -73,13 +52,13 @@ func renderOptions(cfg *content.Config, dataDir string) (render.Options, error) 
 			opts.Endpoints = append(opts.Endpoints, render.Endpoint{Method: e.Method, Path: e.Path, Summary: e.Summary, OnAPI: e.OnAPI})
 		}
 	}
-	keys, err := readKeysFile(filepath.Join(dataDir, keysJSONName))
+	keys, err := chain.PublishedKeys(dataDir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return render.Options{}, fmt.Errorf("published keys: %w", err)
 	default:
-		for _, k := range keys.Published() {
+		for _, k := range keys {
 			opts.Keys = append(opts.Keys, render.Key{KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})
 		}
 	}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/ledger/keystore"
+	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/site/content"
+)
+
+// config is the one resolved configuration of a command. Every setting
+// comes from, in this order of precedence: its flag, its PROOFSITE_*
+// variable, the runtime section of the content's site.yaml (for the
+// settings site.yaml may hold), its default. Every subcommand resolves it
+// the same way, through configFlags.
+type config struct {
+	Content        string        // content folder
+	Out            string        // built site folder
+	Data           string        // data folder: the chain, its published keys, the writer key
+	WitnessKeys    string        // witness keys folder; "" means DATA/witness-keys
+	Addr, APIAddr  string        // listen addresses; APIAddr "" means none
+	TrustedProxies []string      // reverse proxies whose X-Forwarded-For is believed
+	PostLimit      charter.Rate  // per-client rate of POST routes without a limit of their own
+	WalkEvery      time.Duration // how often serve re-verifies the whole chain
+	Witnesses      int           // witness keys a first start generates
+	LogLevel       string        // debug, info, warn or error
+
+	// charter is site.yaml, when resolving read it.
+	charter *charter.Charter
+}
+
+// setting is one configurable value and where it may come from.
+type setting struct {
+	name  string // the flag's name
+	env   string
+	def   string // the default, as text
+	usage string
+	// runtime returns site.yaml's value as text, "" when unset; nil when
+	// site.yaml does not hold this setting.
+	runtime func(charter.Runtime) string
+	// set parses a value into c.
+	set func(c *config, v string) error
+}
+
+// settings are every setting, in the order flags list them.
+var settings = []setting{
+	{name: "content", env: "PROOFSITE_CONTENT", def: "content", usage: "content `folder` (site.yaml, pages, ledger/history.jsonl)",
+		set: func(c *config, v string) error { c.Content = v; return nil }},
+	{name: "out", env: "PROOFSITE_OUT", def: "public", usage: "built site `folder`",
+		set: func(c *config, v string) error { c.Out = v; return nil }},
+	{name: "data", env: "PROOFSITE_DATA", def: "data", usage: "data `folder`: the chain, its published keys (keys.json) and the writer key (keys/)",
+		set: func(c *config, v string) error { c.Data = v; return nil }},
+	{name: "witness-keys", env: "PROOFSITE_WITNESS_KEYS", def: "", usage: "`folder` of the witness keys, kept apart from the writer key (default DATA/" + chain.WitnessKeyDir + ")",
+		set: func(c *config, v string) error { c.WitnessKeys = v; return nil }},
+	{name: "addr", env: "PROOFSITE_ADDR", def: "127.0.0.1:8080", usage: "listen `address` of the site and its live routes",
+		set: func(c *config, v string) error { c.Addr = v; return nil }},
+	{name: "api-addr", env: "PROOFSITE_API_ADDR", def: "", usage: "optional second listen `address` for the API origin: /api/v1/*, /api/chain/latest",
+		set: func(c *config, v string) error { c.APIAddr = v; return nil }},
+	{name: "trusted-proxies", env: "PROOFSITE_TRUSTED_PROXIES", def: "", usage: "comma-separated `addresses` or CIDR prefixes of reverse proxies whose X-Forwarded-For is believed",
+		set: func(c *config, v string) error { c.TrustedProxies = splitList(v); return nil }},
+	{name: "post-limit", env: "PROOFSITE_POST_LIMIT", def: live.DefaultPostLimit.String(), usage: "per-client `rate` of POST routes without a limit of their own, N/DURATION",
+		runtime: func(r charter.Runtime) string { return r.PostLimit },
+		set: func(c *config, v string) (err error) {
+			c.PostLimit, err = charter.ParseRate(v)
+			return err
+		}},
+	{name: "walk-every", env: "PROOFSITE_WALK_EVERY", def: chain.DefaultWalkEvery.String(), usage: "how often to re-verify the whole chain (a `duration`)",
+		runtime: func(r charter.Runtime) string { return durationText(r.WalkEvery) },
+		set: func(c *config, v string) (err error) {
+			if c.WalkEvery, err = time.ParseDuration(v); err == nil && c.WalkEvery <= 0 {
+				err = fmt.Errorf("want a positive duration, found %s", v)
+			}
+			return err
+		}},
+	{name: "witnesses", env: "PROOFSITE_WITNESSES", def: strconv.Itoa(keystore.DefaultWitnesses), usage: "`number` of witness keys a first start generates; every block carries a signature of each",
+		runtime: func(r charter.Runtime) string { return intText(r.Witnesses) },
+		set: func(c *config, v string) (err error) {
+			if c.Witnesses, err = strconv.Atoi(v); err == nil && c.Witnesses < 1 {
+				err = fmt.Errorf("want 1 or more, found %d", c.Witnesses)
+			}
+			return err
+		}},
+	{name: "log-level", env: "PROOFSITE_LOG_LEVEL", def: "info", usage: "`level` of the logs on stderr: debug, info, warn or error",
+		set: func(c *config, v string) error {
+			if !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(v)) {
+				return fmt.Errorf("want debug, info, warn or error, found %q", v)
+			}
+			c.LogLevel = strings.ToLower(v)
+			return nil
+		}},
+}
+
+// commandSettings are the settings each subcommand takes, each also as a
+// flag; flagNames renames a flag where a subcommand calls it otherwise.
+var (
+	commandSettings = map[string][]string{
+		"build":         {"content", "out", "data", "witness-keys", "log-level"},
+		"watch":         {"content", "out", "data", "addr", "log-level"},
+		"serve":         {"content", "out", "data", "witness-keys", "witnesses", "addr", "api-addr", "trusted-proxies", "post-limit", "walk-every", "log-level"},
+		"ledger init":   {"content", "data", "witness-keys", "witnesses", "log-level"},
+		"ledger append": {"content", "data", "witness-keys", "log-level"},
+		"ledger verify": {"content", "data", "log-level"},
+		"ledger export": {"content", "data", "log-level"},
+		"gate check":    {"content"},
+		"gate demo":     {"content"},
+	}
+	flagNames = map[string]map[string]string{
+		"serve": {"out": "public"},
+	}
+)
+
+func durationText(d charter.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}
+
+func intText(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// configFlags are the configuration flags of one subcommand.
+type configFlags struct {
+	command string
+	fs      *flag.FlagSet
+	values  map[string]*string // by setting name
+}
+
+// registerConfig adds the flags of command's settings to fs.
+func registerConfig(fs *flag.FlagSet, command string) *configFlags {
+	names, ok := commandSettings[command]
+	if !ok {
+		panic("proofsite: no settings for command " + command)
+	}
+	cf := &configFlags{command: command, fs: fs, values: map[string]*string{}}
+	for _, s := range settingsOf(names) {
+		usage := s.usage + " (env " + s.env
+		if s.runtime != nil {
+			usage += "; site.yaml runtime." + strings.ReplaceAll(s.name, "-", "_")
+		}
+		usage += ")"
+		cf.values[s.name] = fs.String(cf.flagName(s.name), s.def, usage)
+	}
+	return cf
+}
+
+func (cf *configFlags) flagName(setting string) string {
+	if n, ok := flagNames[cf.command][setting]; ok {
+		return n
+	}
+	return setting
+}
+
+func settingsOf(names []string) []setting {
+	var out []setting
+	for _, s := range settings {
+		if slices.Contains(names, s.name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// resolve returns the configuration after the flags were parsed. site.yaml
+// is read only when a setting falls through to it; a missing content
+// folder or site.yaml is no layer at all (the command says so when it
+// needs them), an invalid one is an error with file and line.
+func (cf *configFlags) resolve(env *environment) (*config, error) {
+	c := &config{}
+	for _, s := range settings { // the defaults, also of settings the command does not take
+		if err := s.set(c, s.def); err != nil {
+			panic(fmt.Sprintf("proofsite: the default of %s: %v", s.name, err))
+		}
+	}
+	set := map[string]bool{}
+	cf.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// settings lists the content folder first: it locates site.yaml.
+	for _, s := range settingsOf(commandSettings[cf.command]) {
+		var v, from string
+		switch {
+		case set[cf.flagName(s.name)]:
+			v, from = *cf.values[s.name], "--"+cf.flagName(s.name)
+		case env.getenv(s.env) != "":
+			v, from = env.getenv(s.env), s.env
+		case s.runtime != nil:
+			rt, err := c.runtime()
+			if err != nil {
+				return nil, configError(env, c.Content, err)
+			}
+			v, from = s.runtime(rt), "site.yaml runtime."+strings.ReplaceAll(s.name, "-", "_")
+		}
+		if v == "" {
+			continue // the default
+		}
+		if err := s.set(c, v); err != nil {
+			return nil, usagef("%s: %v", from, err)
+		}
+	}
+	env.logger = newLogger(env.stderr, c.LogLevel)
+	return c, nil
+}
+
+// runtime returns site.yaml's runtime section; without a site.yaml it is
+// empty.
+func (c *config) runtime() (charter.Runtime, error) {
+	if c.charter == nil {
+		if _, err := os.Stat(filepath.Join(c.Content, content.ConfigFile)); errors.Is(err, fs.ErrNotExist) {
+			return charter.Runtime{}, nil
+		}
+	}
+	ch, err := c.loadCharter()
+	if err != nil {
+		return charter.Runtime{}, err
+	}
+	return ch.Runtime, nil
+}
+
+// loadCharter returns the content's site.yaml, reading it once.
+func (c *config) loadCharter() (*charter.Charter, error) {
+	if c.charter == nil {
+		if err := checkContentDir(c.Content); err != nil {
+			return nil, err
+		}
+		ch, err := content.LoadCharter(os.DirFS(c.Content))
+		if err != nil {
+			return nil, err
+		}
+		c.charter = ch
+	}
+	return c.charter, nil
+}
+
+// checkContentDir reports a missing content folder as such, rather than as
+// a missing site.yaml inside it.
+func checkContentDir(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("content folder: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("content folder %s is not a folder", dir)
+	}
+	return nil
+}
+
+// chainOptions are the chain's options under this configuration.
+func (c *config) chainOptions(env *environment, ch *charter.Charter, readOnly bool) chain.Options {
+	return chain.Options{
+		DataDir:   c.Data,
+		Keys:      keystore.Options{WitnessDir: c.WitnessKeys, Witnesses: c.Witnesses},
+		Seams:     ch.Ledger.Seams(),
+		ReadOnly:  readOnly,
+		WalkEvery: c.WalkEvery,
+		Logger:    env.logger,
+	}
+}
+
+// historyFile is the published history under the content folder.
+func (c *config) historyFile() string {
+	return filepath.Join(c.Content, "ledger", "history.jsonl")
+}
+
+// liveLimit is the POST limit in the live edge's terms.
+func (c *config) liveLimit() live.Limit {
+	return live.Limit{Max: c.PostLimit.Max, Window: c.PostLimit.Window}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,297 @@
+package live
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// headRouter registers every GET route for HEAD too, as fiber's own Get
+// does; humafiber registers GET alone.
+type headRouter struct{ fiber.Router }
+
+func (r headRouter) Add(method, path string, handlers ...fiber.Handler) fiber.Router {
+	if method == fiber.MethodGet {
+		r.Router.Add(fiber.MethodHead, path, handlers...)
+	}
+	return r.Router.Add(method, path, handlers...)
+}
+
+// finish checks and completes a definition once every route is registered:
+// a POST operation must carry the pipeline's rule (Post), every operation
+// records the names it declares (for safeLocation), and the documented
+// validation status is 400, the one answered.
+func (d *definition) finish() {
+	for _, api := range []huma.API{d.v1, d.proof} {
+		if api == nil {
+			continue
+		}
+		registry := api.OpenAPI().Components.Schemas
+		for path, item := range api.OpenAPI().Paths {
+			for _, op := range operations(item) {
+				if op.Method != http.MethodGet && op.Metadata[postRuleKey] == nil {
+					panic(fmt.Sprintf("live: %s %s is not registered with live.Post: every POST route goes through the request pipeline", op.Method, path))
+				}
+				if op.Metadata == nil {
+					op.Metadata = map[string]any{}
+				}
+				op.Metadata[declaredNamesKey] = declaredNames(op, registry)
+				documentBadRequest(op)
+			}
+		}
+	}
+}
+
+func operations(item *huma.PathItem) []*huma.Operation {
+	var out []*huma.Operation
+	for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+		if op != nil {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
+// documentBadRequest replaces the 422 huma documents for operations with
+// parameters or a body by the 400 they answer. huma appends 422 to the
+// errors an operation lists; one that lists 422 itself (a semantic check)
+// keeps it.
+func documentBadRequest(op *huma.Operation) {
+	r := op.Responses["422"]
+	if r == nil {
+		return
+	}
+	n := 0
+	for _, code := range op.Errors {
+		if code == http.StatusUnprocessableEntity {
+			n++
+		}
+	}
+	if n > 1 {
+		return
+	}
+	delete(op.Responses, "422")
+	if op.Responses["400"] == nil {
+		bad := *r
+		bad.Description = http.StatusText(http.StatusBadRequest)
+		op.Responses["400"] = &bad
+	}
+}
+
+// declaredNames are the names an operation declares: its parameters and
+// every property of its body's schema, nested ones included.
+func declaredNames(op *huma.Operation, registry huma.Registry) map[string]bool {
+	names := map[string]bool{}
+	for _, p := range op.Parameters {
+		names[p.Name] = true
+	}
+	seen := map[*huma.Schema]bool{}
+	var walk func(s *huma.Schema)
+	walk = func(s *huma.Schema) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		if s.Ref != "" {
+			walk(registry.SchemaFromRef(s.Ref))
+		}
+		for name, p := range s.Properties {
+			names[name] = true
+			walk(p)
+		}
+		walk(s.Items)
+		if ap, ok := s.AdditionalProperties.(*huma.Schema); ok {
+			walk(ap)
+		}
+		for _, group := range [][]*huma.Schema{s.OneOf, s.AnyOf, s.AllOf} {
+			for _, sub := range group {
+				walk(sub)
+			}
+		}
+	}
+	if op.RequestBody != nil {
+		for _, mt := range op.RequestBody.Content {
+			walk(mt.Schema)
+		}
+	}
+	return names
+}
+
+// routeTable knows the paths of one listener's live routes, the methods
+// each answers and the pipeline rule of its POST, to answer what routing
+// does not: 405 and OPTIONS, and the body rules before routing. It matches
+// a path as fiber does: letter case and trailing slashes aside, each
+// {param} one segment.
+type routeTable struct {
+	routes []tableRoute
+}
+
+type tableRoute struct {
+	segments []string // the template's, lower case; "" for a {param}
+	allow    string   // the Allow header
+	post     *postRule
+}
+
+// The Allow header of a static file.
+const staticAllow = "GET, HEAD, OPTIONS"
+
+func newRouteTable(d *definition) *routeTable {
+	t := &routeTable{}
+	for path, item := range d.paths() {
+		r := tableRoute{}
+		for seg := range strings.SplitSeq(strings.Trim(strings.ToLower(path), "/"), "/") {
+			if strings.HasPrefix(seg, "{") {
+				seg = ""
+			}
+			r.segments = append(r.segments, seg)
+		}
+		methods := []string{}
+		if item.Get != nil {
+			methods = append(methods, http.MethodGet, http.MethodHead)
+		}
+		if item.Post != nil {
+			methods = append(methods, http.MethodPost)
+			r.post, _ = item.Post.Metadata[postRuleKey].(*postRule)
+		}
+		r.allow = strings.Join(append(methods, http.MethodOptions), ", ")
+		t.routes = append(t.routes, r)
+	}
+	// Literal segments before parameters: /a/b is not /a/{x}.
+	slices.SortFunc(t.routes, func(a, b tableRoute) int {
+		return strings.Compare(strings.Join(b.segments, "/"), strings.Join(a.segments, "/"))
+	})
+	return t
+}
+
+// match returns the route of a request path (raw, as sent), or nil.
+func (t *routeTable) match(path []byte) *tableRoute {
+	path = bytes.TrimRight(path, "/")
+	if len(path) == 0 || path[0] != '/' {
+		return nil
+	}
+	for i := range t.routes {
+		if matchSegments(t.routes[i].segments, path[1:]) {
+			return &t.routes[i]
+		}
+	}
+	return nil
+}
+
+func matchSegments(segments []string, path []byte) bool {
+	for i, seg := range segments {
+		part := path
+		k := bytes.IndexByte(path, '/')
+		if (k >= 0) != (i < len(segments)-1) {
+			return false // more or fewer segments than the template
+		}
+		if k >= 0 {
+			part, path = path[:k], path[k+1:]
+		}
+		if seg == "" && len(part) == 0 || seg != "" && !equalFoldASCII(part, seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFoldASCII compares as fiber routes: ASCII letters in any case.
+func equalFoldASCII(b []byte, lower string) bool {
+	if len(b) != len(lower) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// requestPath returns the path of a request target as sent: without the
+// query, and without scheme and host in absolute form.
+func requestPath(uri []byte) []byte {
+	if i := bytes.IndexByte(uri, '?'); i >= 0 {
+		uri = uri[:i]
+	}
+	if i := bytes.Index(uri, []byte("://")); i >= 0 && !bytes.HasPrefix(uri, []byte("/")) {
+		uri = uri[i+3:]
+		if j := bytes.IndexByte(uri, '/'); j >= 0 {
+			uri = uri[j:]
+		} else {
+			uri = []byte("/")
+		}
+	}
+	return uri
+}
+
+// postRule returns the pipeline rule of a POST request's route, or nil.
+func (t *routeTable) postRule(h *fasthttp.RequestHeader) *postRule {
+	if !h.IsPost() {
+		return nil
+	}
+	if r := t.match(requestPath(h.RequestURI())); r != nil {
+		return r.post
+	}
+	return nil
+}
+
+// headerReceived runs when a request's headers are in, before its body is
+// read: a POST route's body is read up to its own limit, and a request that
+// expects 100 Continue and that the route would refuse by its headers
+// (media type, declared length) is refused without the 100 and without
+// reading the body. The expectation is removed, and the body limit set so
+// that fasthttp fails the read at once; serverError answers the refusal.
+func (t *routeTable) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	rule := t.postRule(h)
+	if rule == nil {
+		return fasthttp.RequestConfig{}
+	}
+	cfg := fasthttp.RequestConfig{MaxRequestBodySize: max(rule.MaxBodyBytes, 1)}
+	if bytes.EqualFold(h.Peek(fasthttp.HeaderExpect), []byte("100-continue")) && checkBody(h.ContentType(), h.ContentLength(), rule) != nil {
+		h.Del(fasthttp.HeaderExpect)
+		cfg.MaxRequestBodySize = 1
+	}
+	return cfg
+}
+
+// fallback answers what no route matched: GET and HEAD of the static site,
+// OPTIONS (204 with Allow) and other methods (405 with Allow) on live
+// routes and static files, 404 otherwise. Requests with other methods than
+// GET, HEAD and OPTIONS share one rate budget per client.
+func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		method, path := c.Method(), c.Path()
+		api := apiOnly || isAPIPath(path)
+		if !api && (method == fiber.MethodGet || method == fiber.MethodHead) {
+			return s.static.serve(c)
+		}
+		if method != fiber.MethodGet && method != fiber.MethodHead && method != fiber.MethodOptions && s.limiter != nil &&
+			s.overLimit(c, "", s.opts.PostLimit) {
+			return nil
+		}
+		allow := ""
+		if r := t.match([]byte(path)); r != nil {
+			allow = r.allow
+		} else if !api && s.static.exists(path) {
+			allow = staticAllow
+		}
+		if allow == "" {
+			return fiber.ErrNotFound
+		}
+		c.Set(fiber.HeaderAllow, allow)
+		if method == fiber.MethodOptions {
+			return c.SendStatus(fiber.StatusNoContent)
+		}
+		return fiber.ErrMethodNotAllowed
+	}
+}
