@@ -52,7 +52,7 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck ./...
 
-## postgres: install Debian's PostgreSQL when missing; the live/memory tests
+## postgres: install Debian's PostgreSQL when missing; the live/memory/dual tests
 ## start a throwaway server from its binaries (and fail without them)
 postgres:
 	bash .ci/install-postgres
@@ -67,7 +67,7 @@ bench: bench-site bench-ledger bench-http bench-memory
 ## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
 ## 32 concurrent callers
 bench-memory: postgres
-	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory
+	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory/dual
 
 ## bench-ledger: durable appends/s, incremental verify per append, raw crypto
 ## rate, and full walks of 100k and 1M stored blocks against that raw rate

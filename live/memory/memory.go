@@ -19,14 +19,23 @@ const MaxContentBytes = 64 << 10
 // WitnessKind is the kind of the chain block that witnesses a memory.
 const WitnessKind = "memory"
 
-// createdAtLayout is the one form created_at takes everywhere (JSON, the
+// CreatedAtLayout is the one form created_at takes everywhere (JSON, the
 // witness payload, the SQL column): UTC with exactly six fractional digits,
 // so that it round-trips through every store unchanged and sorts as text.
-const createdAtLayout = "2006-01-02T15:04:05.000000Z"
+const CreatedAtLayout = "2006-01-02T15:04:05.000000Z"
 
 // nodePattern is what a node id looks like: the roster's ids are short
 // lowercase names (case, tars, plex, …).
 var nodePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+
+// CheckNodeID reports whether id is a well-formed node id (ErrInvalid
+// otherwise): a short lowercase name such as case or tars.
+func CheckNodeID(id string) error {
+	if !nodePattern.MatchString(id) {
+		return fmt.Errorf("%w: node_id %q must match %s", ErrInvalid, id, nodePattern)
+	}
+	return nil
+}
 
 // Draft is what a caller asks to remember: the node it belongs to and its
 // content, one JSON value (an object, an array, a string for plain text, a
@@ -61,8 +70,8 @@ type Witness struct {
 // block; and anyone can recompute an id from what it names. Storing the
 // same content for the same node twice therefore names one memory.
 //
-// Values come from Store.Put or from decoding; Check tells whether the
-// derived fields agree.
+// Values come from New (and a store's Put, which adds the witness) or from
+// decoding; Check tells whether the derived fields agree.
 type Memory struct {
 	ID          string
 	NodeID      string
@@ -70,6 +79,14 @@ type Memory struct {
 	ContentHash ledger.Hash
 	CreatedAt   time.Time
 	Witness     Witness
+}
+
+// Stored is the result of a store's Put.
+type Stored struct {
+	Memory Memory
+	// Created is false when the memory was already stored (same node and
+	// content): Memory is then the first one, with its first witness.
+	Created bool
 }
 
 // record is the canonical JSON form of a Memory.
@@ -93,7 +110,7 @@ type witnessPayload struct {
 // MarshalJSON encodes m as canonical JSON (see Memory).
 func (m Memory) MarshalJSON() ([]byte, error) {
 	return ledger.MarshalCanonical(record{
-		Content: m.Content, ContentHash: m.ContentHash, CreatedAt: formatCreatedAt(m.CreatedAt),
+		Content: m.Content, ContentHash: m.ContentHash, CreatedAt: FormatCreatedAt(m.CreatedAt),
 		ID: m.ID, NodeID: m.NodeID, Witness: m.Witness,
 	})
 }
@@ -108,7 +125,7 @@ func (m *Memory) UnmarshalJSON(data []byte) error {
 	if err := dec.Decode(&r); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	t, err := parseCreatedAt(r.CreatedAt)
+	t, err := ParseCreatedAt(r.CreatedAt)
 	if err != nil {
 		return err
 	}
@@ -146,16 +163,18 @@ func (m Memory) Check() error {
 	return nil
 }
 
-// witnessPayload returns the canonical payload of m's chain block.
-func (m Memory) witnessPayload() ([]byte, error) {
+// WitnessPayload returns the canonical payload of m's chain block (see
+// Witness).
+func (m Memory) WitnessPayload() ([]byte, error) {
 	return ledger.MarshalCanonical(witnessPayload{
-		ContentHash: m.ContentHash, CreatedAt: formatCreatedAt(m.CreatedAt), ID: m.ID, NodeID: m.NodeID,
+		ContentHash: m.ContentHash, CreatedAt: FormatCreatedAt(m.CreatedAt), ID: m.ID, NodeID: m.NodeID,
 	})
 }
 
-// checkWitness reports whether b is the block that witnesses m.
-func (m Memory) checkWitness(b ledger.Block) error {
-	payload, err := m.witnessPayload()
+// CheckWitness reports whether b is the block that witnesses m (ErrWitness
+// otherwise).
+func (m Memory) CheckWitness(b ledger.Block) error {
+	payload, err := m.WitnessPayload()
 	if err != nil {
 		return err
 	}
@@ -186,11 +205,12 @@ func deriveID(node string, canonContent []byte) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// newMemory validates d and returns the memory it describes, created at
-// now, without a witness.
-func newMemory(d Draft, now time.Time) (Memory, error) {
-	if !nodePattern.MatchString(d.NodeID) {
-		return Memory{}, fmt.Errorf("%w: node_id %q must match %s", ErrInvalid, d.NodeID, nodePattern)
+// New validates d and returns the memory it describes, created at now,
+// without a witness: ErrInvalid (wrapping the canonical-JSON error, if any)
+// names what is wrong.
+func New(d Draft, now time.Time) (Memory, error) {
+	if err := CheckNodeID(d.NodeID); err != nil {
+		return Memory{}, err
 	}
 	if len(d.Content) == 0 {
 		return Memory{}, fmt.Errorf("%w: content is missing", ErrInvalid)
@@ -218,12 +238,15 @@ func newMemory(d Draft, now time.Time) (Memory, error) {
 	}, nil
 }
 
-func formatCreatedAt(t time.Time) string { return t.UTC().Format(createdAtLayout) }
+// FormatCreatedAt writes t in CreatedAtLayout.
+func FormatCreatedAt(t time.Time) string { return t.UTC().Format(CreatedAtLayout) }
 
-func parseCreatedAt(s string) (time.Time, error) {
-	t, err := time.Parse(createdAtLayout, s)
-	if err != nil || formatCreatedAt(t) != s {
-		return time.Time{}, fmt.Errorf("%w: created_at %q is not of the form %s", ErrCorrupt, s, createdAtLayout)
+// ParseCreatedAt reads exactly the form FormatCreatedAt writes (ErrCorrupt
+// otherwise).
+func ParseCreatedAt(s string) (time.Time, error) {
+	t, err := time.Parse(CreatedAtLayout, s)
+	if err != nil || FormatCreatedAt(t) != s {
+		return time.Time{}, fmt.Errorf("%w: created_at %q is not of the form %s", ErrCorrupt, s, CreatedAtLayout)
 	}
 	return t, nil
 }

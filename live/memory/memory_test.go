@@ -45,7 +45,7 @@ func TestNewMemory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
-			m, err := newMemory(tc.draft, at)
+			m, err := New(tc.draft, at)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || !errors.Is(err, ErrInvalid) {
 					t.Fatalf("err = %v, want %v (and ErrInvalid)", err, tc.wantErr)
@@ -68,7 +68,7 @@ func TestNewMemory(t *testing.T) {
 // TestIDDerivation recomputes the id and content hash from their
 // documented definitions, by hand.
 func TestIDDerivation(t *testing.T) {
-	m, err := newMemory(Draft{"case", json.RawMessage(` "hello" `)}, at)
+	m, err := New(Draft{"case", json.RawMessage(` "hello" `)}, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestIDDerivation(t *testing.T) {
 	if !m.CreatedAt.Equal(at.Truncate(time.Microsecond)) {
 		t.Fatalf("created_at = %v", m.CreatedAt)
 	}
-	other, _ := newMemory(Draft{"tars", json.RawMessage(`"hello"`)}, at)
+	other, _ := New(Draft{"tars", json.RawMessage(`"hello"`)}, at)
 	if other.ID == m.ID {
 		t.Fatal("two nodes with the same content share an id")
 	}
@@ -90,7 +90,7 @@ func TestIDDerivation(t *testing.T) {
 
 // TestMemoryGolden pins the JSON of a memory and its witness payload.
 func TestMemoryGolden(t *testing.T) {
-	m, err := newMemory(Draft{"plex", json.RawMessage(`{"topic":"wall","text":"signed by a visitor"}`)}, at)
+	m, err := New(Draft{"plex", json.RawMessage(`{"topic":"wall","text":"signed by a visitor"}`)}, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestMemoryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload, err := m.witnessPayload()
+	payload, err := m.WitnessPayload()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestMemoryGolden(t *testing.T) {
 }
 
 func TestCheckFindsTampering(t *testing.T) {
-	m, err := newMemory(Draft{"forge", json.RawMessage(`{"a":1}`)}, at)
+	m, err := New(Draft{"forge", json.RawMessage(`{"a":1}`)}, at)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package memory
+package dual
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -27,13 +28,13 @@ const (
 	prefixOutbox = "o/" // o/<id> -> enqueue time (unix ns, 8 bytes big-endian): not yet in the SQL store
 	keyFormat    = "meta/format"
 	keyOrigin    = "meta/origin"    // this primary's id, 32 hex digits, drawn at creation
-	keyReconcile = "meta/reconcile" // the last reconciliation Report, JSON
+	keyReconcile = "meta/reconcile" // the last reconciliation memory.Report, JSON
 )
 
 func memoryKey(id string) []byte { return []byte(prefixMemory + id) }
 func outboxKey(id string) []byte { return []byte(prefixOutbox + id) }
-func nodeKey(m Memory) []byte {
-	return []byte(prefixNode + m.NodeID + "/" + formatCreatedAt(m.CreatedAt) + "/" + m.ID)
+func nodeKey(m memory.Memory) []byte {
+	return []byte(prefixNode + m.NodeID + "/" + memory.FormatCreatedAt(m.CreatedAt) + "/" + m.ID)
 }
 
 // primary is the Badger store that holds every memory first, with the
@@ -82,7 +83,7 @@ func (p *primary) init() error {
 			return err
 		}
 		if string(format) != primaryFormat {
-			return fmt.Errorf("%w: primary store format %q, want %q", ErrCorrupt, format, primaryFormat)
+			return fmt.Errorf("%w: primary store format %q, want %q", memory.ErrCorrupt, format, primaryFormat)
 		}
 		return nil
 	})
@@ -92,7 +93,7 @@ func (p *primary) init() error {
 	return p.db.View(func(txn *badger.Txn) error {
 		origin, err := getValue(txn, []byte(keyOrigin))
 		if err != nil {
-			return fmt.Errorf("%w: origin: %w", ErrCorrupt, err)
+			return fmt.Errorf("%w: origin: %w", memory.ErrCorrupt, err)
 		}
 		p.origin = string(origin)
 		n, err := countPrefix(txn, prefixMemory)
@@ -104,8 +105,8 @@ func (p *primary) init() error {
 func (p *primary) close() error { return p.db.Close() }
 
 // get returns the memory with id, or ErrNotFound.
-func (p *primary) get(id string) (Memory, error) {
-	var m Memory
+func (p *primary) get(id string) (memory.Memory, error) {
+	var m memory.Memory
 	err := p.db.View(func(txn *badger.Txn) (err error) {
 		m, err = getMemory(txn, id)
 		return err
@@ -116,7 +117,7 @@ func (p *primary) get(id string) (Memory, error) {
 // insert writes m with its node index entry and its outbox entry in one
 // synced transaction. It refuses an id that is already stored (Put checks
 // first and serialises Puts of one id, so this is a safeguard).
-func (p *primary) insert(m Memory, now time.Time) error {
+func (p *primary) insert(m memory.Memory, now time.Time) error {
 	data, err := m.MarshalJSON()
 	if err != nil {
 		return err
@@ -187,7 +188,7 @@ func (p *primary) backlog() (int64, time.Time, error) {
 			n++
 			err := it.Item().Value(func(v []byte) error {
 				if len(v) != 8 {
-					return fmt.Errorf("%w: outbox entry %s", ErrCorrupt, it.Item().Key())
+					return fmt.Errorf("%w: outbox entry %s", memory.ErrCorrupt, it.Item().Key())
 				}
 				if t := time.Unix(0, int64(binary.BigEndian.Uint64(v))); oldest.IsZero() || t.Before(oldest) {
 					oldest = t
@@ -223,8 +224,8 @@ func (p *primary) ack(ids ...string) error {
 }
 
 // list returns up to limit memories of node, newest first.
-func (p *primary) list(ctx context.Context, node string, limit int) ([]Memory, error) {
-	out := []Memory{}
+func (p *primary) list(ctx context.Context, node string, limit int) ([]memory.Memory, error) {
+	out := []memory.Memory{}
 	err := p.db.View(func(txn *badger.Txn) error {
 		prefix := []byte(prefixNode + node + "/")
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: true})
@@ -250,7 +251,7 @@ func (p *primary) list(ctx context.Context, node string, limit int) ([]Memory, e
 
 // scan calls fn with every stored memory in id order, read from one
 // snapshot; a record that does not decode comes with its id and the error.
-func (p *primary) scan(ctx context.Context, fn func(id string, m Memory, err error) error) error {
+func (p *primary) scan(ctx context.Context, fn func(id string, m memory.Memory, err error) error) error {
 	return p.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefixMemory), PrefetchValues: true, PrefetchSize: 64})
 		defer it.Close()
@@ -276,7 +277,7 @@ func (p *primary) healthy() error {
 }
 
 // saveReport and loadReport keep the last reconciliation across restarts.
-func (p *primary) saveReport(r Report) error {
+func (p *primary) saveReport(r memory.Report) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -284,8 +285,8 @@ func (p *primary) saveReport(r Report) error {
 	return p.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyReconcile), data) })
 }
 
-func (p *primary) loadReport() (*Report, error) {
-	var r *Report
+func (p *primary) loadReport() (*memory.Report, error) {
+	var r *memory.Report
 	err := p.db.View(func(txn *badger.Txn) error {
 		v, err := getValue(txn, []byte(keyReconcile))
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -294,28 +295,28 @@ func (p *primary) loadReport() (*Report, error) {
 		if err != nil {
 			return err
 		}
-		r = new(Report)
+		r = new(memory.Report)
 		return json.Unmarshal(v, r)
 	})
 	return r, err
 }
 
-func getMemory(txn *badger.Txn, id string) (Memory, error) {
+func getMemory(txn *badger.Txn, id string) (memory.Memory, error) {
 	item, err := txn.Get(memoryKey(id))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return Memory{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+		return memory.Memory{}, fmt.Errorf("%w: %s", memory.ErrNotFound, id)
 	}
 	if err != nil {
-		return Memory{}, err
+		return memory.Memory{}, err
 	}
 	return decodeMemory(item)
 }
 
-func decodeMemory(item *badger.Item) (Memory, error) {
-	var m Memory
+func decodeMemory(item *badger.Item) (memory.Memory, error) {
+	var m memory.Memory
 	err := item.Value(func(v []byte) error { return m.UnmarshalJSON(v) })
 	if err != nil {
-		return Memory{}, fmt.Errorf("%w: key %s: %w", ErrCorrupt, item.Key(), err)
+		return memory.Memory{}, fmt.Errorf("%w: key %s: %w", memory.ErrCorrupt, item.Key(), err)
 	}
 	return m, nil
 }

@@ -1,10 +1,13 @@
-package memory
+package dual
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +19,28 @@ import (
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live/memory/pgtest"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+var at = time.Date(2025, 1, 6, 9, 0, 0, 123456789, time.UTC)
+
+// golden compares got with testdata/name (rewritten with -update).
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("got\n%s\nwant (%s)\n%s", got, path, want)
+	}
+}
 
 // pg is the PostgreSQL server of this test binary, started by the first
 // test that needs it.
@@ -111,8 +136,8 @@ func postgresOptions(t testing.TB) Options {
 }
 
 // draft returns a draft of node with a JSON object naming n.
-func draft(node string, n int) Draft {
-	return Draft{NodeID: node, Content: json.RawMessage(fmt.Sprintf(`{"note":"memory %d","n":%d}`, n, n))}
+func draft(node string, n int) memory.Draft {
+	return memory.Draft{NodeID: node, Content: json.RawMessage(fmt.Sprintf(`{"note":"memory %d","n":%d}`, n, n))}
 }
 
 // snapshot is what both stores hold: id -> record hash.
@@ -121,7 +146,7 @@ type snapshot map[string]ledger.Hash
 func primarySnapshot(t testing.TB, s *Store) snapshot {
 	t.Helper()
 	out := snapshot{}
-	err := s.primary.scan(context.Background(), func(id string, m Memory, err error) error {
+	err := s.primary.scan(context.Background(), func(id string, m memory.Memory, err error) error {
 		if err != nil {
 			return err
 		}
@@ -172,7 +197,7 @@ func requireConverged(t testing.TB, s *Store) {
 		}
 	}
 	st := s.Status(context.Background())
-	if st.State != StateInSync || st.OutboxBacklog != 0 || len(st.DivergentIDs) != 0 {
+	if st.State != memory.StateInSync || st.OutboxBacklog != 0 || len(st.DivergentIDs) != 0 {
 		t.Fatalf("status after convergence: %+v", st)
 	}
 	if *st.Primary.Memories != int64(len(p)) || *st.Secondary.Memories != int64(len(q)) {
@@ -181,7 +206,7 @@ func requireConverged(t testing.TB, s *Store) {
 }
 
 // ids returns the ids of ms in order.
-func ids(ms []Memory) []string {
+func ids(ms []memory.Memory) []string {
 	out := make([]string, len(ms))
 	for i, m := range ms {
 		out[i] = m.ID

@@ -1,8 +1,9 @@
-package memory
+package dual
 
 import (
 	"context"
 	"errors"
+	"github.com/proofsite/proofsite/live/memory"
 	"slices"
 	"testing"
 
@@ -15,15 +16,15 @@ import (
 func TestReconcile(t *testing.T) {
 	const foreign = "ffffffffffffffffffffffffffffffff"
 	// A row nobody's primary holds: a valid memory never stored.
-	stray, err := newMemory(draft("case", 99), at)
+	stray, err := memory.New(draft("case", 99), at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stray.Witness = Witness{BlockIndex: 0}
+	stray.Witness = memory.Witness{BlockIndex: 0}
 
 	tests := []struct {
 		desc   string
-		damage func(t *testing.T, s *Store, victim Memory)
+		damage func(t *testing.T, s *Store, victim memory.Memory)
 		// want lists the problems found, in order; repaired says whether
 		// each was repaired.
 		want     []string
@@ -31,71 +32,73 @@ func TestReconcile(t *testing.T) {
 	}{
 		{desc: "nothing wrong"},
 		{
-			desc:   "SQL row deleted",
-			damage: func(t *testing.T, s *Store, v Memory) { sqlExec(t, s, "DELETE FROM memories WHERE id = ?", v.ID) },
-			want:   []string{ProblemMissingInSecondary}, repaired: []bool{true},
+			desc: "SQL row deleted",
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
+				sqlExec(t, s, "DELETE FROM memories WHERE id = ?", v.ID)
+			},
+			want: []string{memory.ProblemMissingInSecondary}, repaired: []bool{true},
 		},
 		{
 			desc: "SQL content edited, record_hash left",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				sqlExec(t, s, `UPDATE memories SET content = '"forged"' WHERE id = ?`, v.ID)
 			},
-			want: []string{ProblemHashMismatch}, repaired: []bool{true},
+			want: []string{memory.ProblemHashMismatch}, repaired: []bool{true},
 		},
 		{
 			desc: "SQL witness edited with a matching record_hash",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				v.Witness.BlockIndex = 0
 				h, _ := v.Hash()
 				sqlExec(t, s, "UPDATE memories SET witness_index = 0, record_hash = ? WHERE id = ?", h.String(), v.ID)
 			},
-			want: []string{ProblemHashMismatch}, repaired: []bool{true},
+			want: []string{memory.ProblemHashMismatch}, repaired: []bool{true},
 		},
 		{
 			desc: "SQL row this replica never wrote in its primary",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				insertRow(t, s, stray, s.secondary.origin)
 			},
-			want: []string{ProblemMissingInPrimary}, repaired: []bool{false},
+			want: []string{memory.ProblemMissingInPrimary}, repaired: []bool{false},
 		},
 		{
 			desc:   "SQL row of another replica",
-			damage: func(t *testing.T, s *Store, v Memory) { insertRow(t, s, stray, foreign) },
+			damage: func(t *testing.T, s *Store, v memory.Memory) { insertRow(t, s, stray, foreign) },
 		},
 		{
 			desc: "another replica holds the id with another record",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				sqlExec(t, s, `UPDATE memories SET content = '"theirs"', origin = ? WHERE id = ?`, foreign, v.ID)
 			},
-			want: []string{ProblemHashMismatch}, repaired: []bool{false},
+			want: []string{memory.ProblemHashMismatch}, repaired: []bool{false},
 		},
 		{
 			desc: "primary record corrupt",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				setPrimary(t, s, memoryKey(v.ID), []byte(`{"id":`))
 			},
-			want: []string{ProblemPrimaryCorrupt}, repaired: []bool{false},
+			want: []string{memory.ProblemPrimaryCorrupt}, repaired: []bool{false},
 		},
 		{
 			desc: "primary record names another block",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				v.Witness.BlockIndex--
 				data, _ := v.MarshalJSON()
 				setPrimary(t, s, memoryKey(v.ID), data)
 			},
 			// The SQL row differs too, but a primary record without a
 			// valid witness is no source for a repair.
-			want: []string{ProblemWitness, ProblemHashMismatch}, repaired: []bool{false, false},
+			want: []string{memory.ProblemWitness, memory.ProblemHashMismatch}, repaired: []bool{false, false},
 		},
 		{
 			desc: "primary record names a block the chain does not have",
-			damage: func(t *testing.T, s *Store, v Memory) {
+			damage: func(t *testing.T, s *Store, v memory.Memory) {
 				v.Witness.BlockIndex = 1 << 40
 				data, _ := v.MarshalJSON()
 				setPrimary(t, s, memoryKey(v.ID), data)
 				sqlExec(t, s, "DELETE FROM memories WHERE id = ?", v.ID)
 			},
-			want: []string{ProblemWitness, ProblemMissingInSecondary}, repaired: []bool{false, false},
+			want: []string{memory.ProblemWitness, memory.ProblemMissingInSecondary}, repaired: []bool{false, false},
 		},
 	}
 	for _, tc := range tests {
@@ -103,7 +106,7 @@ func TestReconcile(t *testing.T) {
 			e := newEnv(t, Options{})
 			s := e.open(t)
 			ctx := context.Background()
-			var victim Memory
+			var victim memory.Memory
 			for i := range 4 {
 				st, err := s.Put(ctx, draft("tars", i))
 				if err != nil {
@@ -139,7 +142,7 @@ func TestReconcile(t *testing.T) {
 				return
 			}
 			st := s.Status(ctx)
-			if st.State != StateDiverged || len(st.DivergentIDs) != 1 {
+			if st.State != memory.StateDiverged || len(st.DivergentIDs) != 1 {
 				t.Fatalf("status: %+v", st)
 			}
 			// What could not be repaired stays reported, and nothing was
@@ -162,7 +165,7 @@ func sqlExec(t *testing.T, s *Store, q string, args ...any) {
 	}
 }
 
-func insertRow(t *testing.T, s *Store, m Memory, origin string) {
+func insertRow(t *testing.T, s *Store, m memory.Memory, origin string) {
 	t.Helper()
 	h, err := m.Hash()
 	if err != nil {

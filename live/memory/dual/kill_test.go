@@ -1,4 +1,4 @@
-package memory
+package dual
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -155,7 +156,7 @@ func killChild(t *testing.T, mode, dir string) {
 	}
 	switch mode {
 	case killAfterPrimary:
-		s.afterPrimary = func(m Memory) { wait(m.ID) }
+		s.afterPrimary = func(m memory.Memory) { wait(m.ID) }
 		s.Put(ctx, draft("case", 1))
 	case killInSQLTransaction:
 		s.secondary.fault = func(op string) error {

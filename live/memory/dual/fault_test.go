@@ -1,10 +1,11 @@
-package memory
+package dual
 
 import (
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"github.com/proofsite/proofsite/live/memory"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,11 +18,11 @@ import (
 
 // requireSecondaryWriteError fails t unless err is a WriteError of the
 // SQL write.
-func requireSecondaryWriteError(t *testing.T, err error) *WriteError {
+func requireSecondaryWriteError(t *testing.T, err error) *memory.WriteError {
 	t.Helper()
-	var we *WriteError
-	if !errors.As(err, &we) || we.Write != WriteSecondary || !errors.Is(err, ErrWriteFailed) {
-		t.Fatalf("err = %v, want a secondary WriteError", err)
+	var we *memory.WriteError
+	if !errors.As(err, &we) || we.Write != memory.WriteSecondary || !errors.Is(err, memory.ErrWriteFailed) {
+		t.Fatalf("err = %v, want a secondary memory.WriteError", err)
 	}
 	return we
 }
@@ -41,7 +42,7 @@ func TestSecondaryFailureInjected(t *testing.T) {
 		return nil
 	}
 
-	var failed []Stored
+	var failed []memory.Stored
 	for i := range 2 {
 		st, err := s.Put(ctx, draft("case", i))
 		we := requireSecondaryWriteError(t, err)
@@ -54,7 +55,7 @@ func TestSecondaryFailureInjected(t *testing.T) {
 		t.Fatalf("the memory is not in the primary: %v", err)
 	}
 	st := s.Status(ctx)
-	if st.State != StateCatchingUp || st.OutboxBacklog != 2 || st.OldestPendingAt == nil || *st.Secondary.Memories != 0 {
+	if st.State != memory.StateCatchingUp || st.OutboxBacklog != 2 || st.OldestPendingAt == nil || *st.Secondary.Memories != 0 {
 		t.Fatalf("status with the SQL store failing: %+v", st)
 	}
 	if _, err := s.Replicate(ctx); !errors.Is(err, down) {
@@ -135,7 +136,7 @@ func TestSecondaryClosed(t *testing.T) {
 	_, err := s.Put(ctx, draft("plex", 2))
 	requireSecondaryWriteError(t, err)
 	st := s.Status(ctx)
-	if st.State != StateDegraded || st.Secondary.Healthy || st.Secondary.Memories != nil || st.Secondary.Error == "" || st.OutboxBacklog != 1 {
+	if st.State != memory.StateDegraded || st.Secondary.Healthy || st.Secondary.Memories != nil || st.Secondary.Error == "" || st.OutboxBacklog != 1 {
 		t.Fatalf("status: %+v", st)
 	}
 	s.Close()
@@ -179,7 +180,7 @@ func TestPostgresOutage(t *testing.T) {
 		t.Fatalf("backend %q", we.Backend)
 	}
 	st := s.Status(ctx)
-	if st.State != StateDegraded || st.Secondary.Healthy || st.OutboxBacklog != 1 {
+	if st.State != memory.StateDegraded || st.Secondary.Healthy || st.OutboxBacklog != 1 {
 		t.Fatalf("status with the server down: %+v", st)
 	}
 	if strings.Contains(st.Secondary.Error, "/") || strings.Contains(st.Secondary.Error, "user=") {
@@ -234,7 +235,7 @@ func TestDuplicateDelivery(t *testing.T) {
 		}
 		// The same memories straight to the SQL store, twice in one batch.
 		m, _ := s.Get(all[0])
-		if c, err := s.secondary.putBatch(ctx, []Memory{m, m}); err != nil || len(c) != 0 {
+		if c, err := s.secondary.putBatch(ctx, []memory.Memory{m, m}); err != nil || len(c) != 0 {
 			t.Fatalf("putBatch twice = %v, %v", c, err)
 		}
 		reenqueue(t, s, all...)
@@ -271,8 +272,8 @@ func TestConflictNeverOverwritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	reenqueue(t, s, id)
-	if _, err := s.Replicate(ctx); !errors.Is(err, ErrConflict) {
-		t.Fatalf("Replicate = %v, want ErrConflict", err)
+	if _, err := s.Replicate(ctx); !errors.Is(err, memory.ErrConflict) {
+		t.Fatalf("Replicate = %v, want memory.ErrConflict", err)
 	}
 	var content string
 	if err := s.secondary.db.QueryRow(`SELECT content FROM memories WHERE id = ?`, id).Scan(&content); err != nil || content != `{"n":666}` {
@@ -283,15 +284,15 @@ func TestConflictNeverOverwritten(t *testing.T) {
 	}
 	// A retry of the Put reports the conflict as a failed SQL write.
 	_, err = s.Put(ctx, draft("case", 1))
-	if requireSecondaryWriteError(t, err); !errors.Is(err, ErrConflict) {
-		t.Fatalf("retry = %v, want ErrConflict", err)
+	if requireSecondaryWriteError(t, err); !errors.Is(err, memory.ErrConflict) {
+		t.Fatalf("retry = %v, want memory.ErrConflict", err)
 	}
 
 	rep, err := s.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Divergences) != 1 || rep.Divergences[0] != (Divergence{ID: id, Problem: ProblemHashMismatch, Repaired: true}) {
+	if len(rep.Divergences) != 1 || rep.Divergences[0] != (memory.Divergence{ID: id, Problem: memory.ProblemHashMismatch, Repaired: true}) {
 		t.Fatalf("report: %+v", rep)
 	}
 	requireConverged(t, s)
@@ -314,7 +315,7 @@ func TestOpenWhilePostgresDown(t *testing.T) {
 
 	_, err := s.Put(ctx, draft("case", 1))
 	requireSecondaryWriteError(t, err)
-	if st := s.Status(ctx); st.State != StateDegraded || st.OutboxBacklog != 1 {
+	if st := s.Status(ctx); st.State != memory.StateDegraded || st.OutboxBacklog != 1 {
 		t.Fatalf("status: %+v", st)
 	}
 	if err := srv.Restart(ctx); err != nil {

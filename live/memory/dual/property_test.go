@@ -1,9 +1,10 @@
-package memory
+package dual
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"math/rand/v2"
 	"testing"
 )
@@ -60,8 +61,8 @@ func convergesAfter(t *testing.T, seed uint64, steps int) {
 		}
 	}
 
-	var drafts []Draft
-	put := func(d Draft) {
+	var drafts []memory.Draft
+	put := func(d memory.Draft) {
 		st, err := s.Put(ctx, d)
 		switch {
 		case err == nil:
@@ -92,13 +93,13 @@ func convergesAfter(t *testing.T, seed uint64, steps int) {
 				t.Fatal(err)
 			}
 		case r < 83: // a lost acknowledgement: the entry comes back
-			if m, err := newMemory(drafts[rng.IntN(len(drafts))], at); err == nil {
+			if m, err := memory.New(drafts[rng.IntN(len(drafts))], at); err == nil {
 				if _, err := s.Get(m.ID); err == nil {
 					reenqueue(t, s, m.ID)
 				}
 			}
 		case r < 88: // the SQL store loses a row
-			if m, err := newMemory(drafts[rng.IntN(len(drafts))], at); err == nil {
+			if m, err := memory.New(drafts[rng.IntN(len(drafts))], at); err == nil {
 				sqlExec(t, s, "DELETE FROM memories WHERE id = ?", m.ID)
 			}
 		case r < 95:
@@ -123,7 +124,7 @@ func convergesAfter(t *testing.T, seed uint64, steps int) {
 	}
 	requireConverged(t, s)
 	for _, d := range drafts {
-		m, _ := newMemory(d, at)
+		m, _ := memory.New(d, at)
 		if _, err := s.Get(m.ID); err != nil {
 			t.Fatalf("memory of a Put that reached the primary is gone: %v", err)
 		}

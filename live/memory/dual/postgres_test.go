@@ -1,8 +1,9 @@
-package memory
+package dual
 
 import (
 	"context"
 	"errors"
+	"github.com/proofsite/proofsite/live/memory"
 	"path/filepath"
 	"testing"
 )
@@ -50,14 +51,14 @@ func TestPostgresReplicasShareOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = b.Put(ctx, draft("kipp", 1))
-	if requireSecondaryWriteError(t, err); !errors.Is(err, ErrConflict) {
-		t.Fatalf("second replica's Put = %v, want ErrConflict", err)
+	if requireSecondaryWriteError(t, err); !errors.Is(err, memory.ErrConflict) {
+		t.Fatalf("second replica's Put = %v, want memory.ErrConflict", err)
 	}
 	rep, err := b.Reconcile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Unrepaired != 1 || rep.Divergences[0].ID != shared.Memory.ID || rep.Divergences[0].Problem != ProblemHashMismatch {
+	if rep.Unrepaired != 1 || rep.Divergences[0].ID != shared.Memory.ID || rep.Divergences[0].Problem != memory.ProblemHashMismatch {
 		t.Fatalf("b's report: %+v", rep)
 	}
 	// a's row is intact.
@@ -65,7 +66,7 @@ func TestPostgresReplicasShareOneDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	requireConverged(t, a)
-	if st := b.Status(ctx); st.State != StateDiverged || st.DivergentIDs[0] != shared.Memory.ID {
+	if st := b.Status(ctx); st.State != memory.StateDiverged || st.DivergentIDs[0] != shared.Memory.ID {
 		t.Fatalf("b's status: %+v", st)
 	}
 }

@@ -1,9 +1,10 @@
-package memory
+package dual
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/proofsite/proofsite/live/memory"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -26,7 +27,7 @@ func TestPutGetRetrieve(t *testing.T) {
 		ctx := context.Background()
 		head := e.chain.Count()
 
-		var stored []Memory
+		var stored []memory.Memory
 		for i := range 5 {
 			node := []string{"case", "tars"}[i%2]
 			st, err := s.Put(ctx, draft(node, i))
@@ -47,7 +48,7 @@ func TestPutGetRetrieve(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := m.checkWitness(b); err != nil {
+			if err := m.CheckWitness(b); err != nil {
 				t.Fatal(err)
 			}
 			got, err := s.Get(m.ID)
@@ -67,13 +68,13 @@ func TestPutGetRetrieve(t *testing.T) {
 		if got, _ := s.Retrieve(ctx, "case", 2); len(got) != 2 || got[0].ID != stored[4].ID {
 			t.Fatalf("Retrieve(case, 2) = %v", ids(got))
 		}
-		if _, err := s.Retrieve(ctx, "plex", 0); !errors.Is(err, ErrUnknownNode) {
-			t.Fatalf("Retrieve(plex) = %v, want ErrUnknownNode", err)
+		if _, err := s.Retrieve(ctx, "plex", 0); !errors.Is(err, memory.ErrUnknownNode) {
+			t.Fatalf("Retrieve(plex) = %v, want memory.ErrUnknownNode", err)
 		}
-		if _, err := s.Put(ctx, draft("plex", 9)); !errors.Is(err, ErrUnknownNode) {
-			t.Fatalf("Put(plex) = %v, want ErrUnknownNode", err)
+		if _, err := s.Put(ctx, draft("plex", 9)); !errors.Is(err, memory.ErrUnknownNode) {
+			t.Fatalf("Put(plex) = %v, want memory.ErrUnknownNode", err)
 		}
-		if _, err := s.Get("nope"); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Get("nope"); !errors.Is(err, memory.ErrNotFound) {
 			t.Fatalf("Get(nope) = %v", err)
 		}
 		requireConverged(t, s)
@@ -91,7 +92,7 @@ func TestPutAgainIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := e.chain.Count()
-	again, err := s.Put(ctx, Draft{NodeID: "case", Content: json.RawMessage(`{ "n": 1, "note": "memory 1" }`)})
+	again, err := s.Put(ctx, memory.Draft{NodeID: "case", Content: json.RawMessage(`{ "n": 1, "note": "memory 1" }`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestReopen(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Put(ctx, draft("kipp", 9)); !errors.Is(err, ErrClosed) {
+	if _, err := s.Put(ctx, draft("kipp", 9)); !errors.Is(err, memory.ErrClosed) {
 		t.Fatalf("Put after Close: %v", err)
 	}
 	s = e.open(t)
@@ -150,8 +151,8 @@ func TestMigrations(t *testing.T) {
 	}
 	s.Close()
 	_, err := Open(context.Background(), filepath.Join(e.dir, "memory"), e.opts)
-	if !errors.Is(err, ErrSchemaNewer) {
-		t.Fatalf("Open of a newer schema = %v, want ErrSchemaNewer", err)
+	if !errors.Is(err, memory.ErrSchemaNewer) {
+		t.Fatalf("Open of a newer schema = %v, want memory.ErrSchemaNewer", err)
 	}
 }
 
@@ -178,9 +179,9 @@ func TestWitnessFailure(t *testing.T) {
 	e.opts.Chain = failingChain{e.chain}
 	s := e.open(t)
 	_, err := s.Put(context.Background(), draft("case", 1))
-	var we *WriteError
-	if !errors.As(err, &we) || we.Write != WriteChain || !errors.Is(err, ErrWriteFailed) {
-		t.Fatalf("Put = %v, want a chain WriteError", err)
+	var we *memory.WriteError
+	if !errors.As(err, &we) || we.Write != memory.WriteChain || !errors.Is(err, memory.ErrWriteFailed) {
+		t.Fatalf("Put = %v, want a chain memory.WriteError", err)
 	}
 	if n := s.primary.count.Load(); n != 0 {
 		t.Fatalf("primary holds %d memories after a failed witness", n)

@@ -1,10 +1,11 @@
-package memory
+package dual
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"iter"
 	"net/url"
 	"path/filepath"
@@ -65,7 +66,7 @@ func (d dialect) bind(q string) string {
 // migrations create and change the schema, in order; the version of a
 // migration is its index + 1. Applied versions are recorded in
 // memory_schema. Columns are TEXT and BIGINT only, the same in both
-// backends; created_at is the fixed-width text of createdAtLayout, so it
+// backends; created_at is the fixed-width text of memory.CreatedAtLayout, so it
 // sorts in time order.
 var migrations = []string{
 	`CREATE TABLE memories (
@@ -201,7 +202,7 @@ func (s *secondary) migrate(ctx context.Context) error {
 		return fmt.Errorf("memory: %s store: migrate: %w", s.d.backend, err)
 	}
 	if have > len(migrations) {
-		return fmt.Errorf("%w: %s store: schema version %d, this program knows %d", ErrSchemaNewer, s.d.backend, have, len(migrations))
+		return fmt.Errorf("%w: %s store: schema version %d, this program knows %d", memory.ErrSchemaNewer, s.d.backend, have, len(migrations))
 	}
 	for v := have + 1; v <= len(migrations); v++ {
 		for _, stmt := range strings.Split(migrations[v-1], ";") {
@@ -209,7 +210,7 @@ func (s *secondary) migrate(ctx context.Context) error {
 				return fmt.Errorf("memory: %s store: migration %d: %w", s.d.backend, v, err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, s.d.bind("INSERT INTO memory_schema (version, applied_at) VALUES (?, ?)"), v, formatCreatedAt(time.Now())); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.bind("INSERT INTO memory_schema (version, applied_at) VALUES (?, ?)"), v, memory.FormatCreatedAt(time.Now())); err != nil {
 			return fmt.Errorf("memory: %s store: migration %d: %w", s.d.backend, v, err)
 		}
 	}
@@ -225,15 +226,15 @@ type execer interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (s *secondary) args(m Memory, h ledger.Hash) []any {
-	return []any{m.ID, m.NodeID, string(m.Content), m.ContentHash.String(), formatCreatedAt(m.CreatedAt),
+func (s *secondary) args(m memory.Memory, h ledger.Hash) []any {
+	return []any{m.ID, m.NodeID, string(m.Content), m.ContentHash.String(), memory.FormatCreatedAt(m.CreatedAt),
 		m.Witness.BlockIndex, m.Witness.BlockHash.String(), h.String(), s.origin}
 }
 
 // put inserts m unless its id is stored. The same id with the same record
 // hash is a no-op; with another record hash it is ErrConflict and the row
 // is left as it is.
-func (s *secondary) put(ctx context.Context, x execer, m Memory) error {
+func (s *secondary) put(ctx context.Context, x execer, m memory.Memory) error {
 	if err := s.check("put"); err != nil {
 		return err
 	}
@@ -253,13 +254,13 @@ func (s *secondary) put(ctx context.Context, x execer, m Memory) error {
 		return err
 	}
 	if have != h.String() {
-		return fmt.Errorf("%w: %s: the %s store holds record %s, the primary %s", ErrConflict, m.ID, s.d.backend, have, h)
+		return fmt.Errorf("%w: %s: the %s store holds record %s, the primary %s", memory.ErrConflict, m.ID, s.d.backend, have, h)
 	}
 	return nil
 }
 
 // putOne is put in its own (implicit) transaction.
-func (s *secondary) putOne(ctx context.Context, m Memory) error {
+func (s *secondary) putOne(ctx context.Context, m memory.Memory) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
@@ -271,7 +272,7 @@ func (s *secondary) putOne(ctx context.Context, m Memory) error {
 
 // putBatch puts every memory of ms in one transaction. It returns the ids
 // that conflict (the others are committed) or an error (none is).
-func (s *secondary) putBatch(ctx context.Context, ms []Memory) (conflicts []string, err error) {
+func (s *secondary) putBatch(ctx context.Context, ms []memory.Memory) (conflicts []string, err error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
@@ -285,7 +286,7 @@ func (s *secondary) putBatch(ctx context.Context, ms []Memory) (conflicts []stri
 	defer tx.Rollback()
 	for _, m := range ms {
 		err := s.put(ctx, tx, m)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, memory.ErrConflict) {
 			conflicts = append(conflicts, m.ID)
 			continue
 		}
@@ -305,7 +306,7 @@ func (s *secondary) putBatch(ctx context.Context, ms []Memory) (conflicts []stri
 // repair writes ms over whatever rows have their ids, in one
 // transaction. Only the reconciler calls it, with memories read from the
 // primary whose witness it checked.
-func (s *secondary) repair(ctx context.Context, ms []Memory) error {
+func (s *secondary) repair(ctx context.Context, ms []memory.Memory) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
@@ -351,7 +352,7 @@ func (s *secondary) hash(ctx context.Context, id string) (ledger.Hash, error) {
 	}
 	h, err := ledger.ParseHash(have)
 	if err != nil {
-		return ledger.Hash{}, fmt.Errorf("%w: %s store: record_hash of %s: %w", ErrCorrupt, s.d.backend, id, err)
+		return ledger.Hash{}, fmt.Errorf("%w: %s store: record_hash of %s: %w", memory.ErrCorrupt, s.d.backend, id, err)
 	}
 	return h, nil
 }
@@ -386,7 +387,7 @@ func (s *secondary) rows(ctx context.Context) iter.Seq2[row, error] {
 		defer rows.Close()
 		for rows.Next() {
 			var r row
-			var m Memory
+			var m memory.Memory
 			var content, contentHash, createdAt, witnessHash, recordHash string
 			if err := rows.Scan(&r.id, &m.NodeID, &content, &contentHash, &createdAt, &m.Witness.BlockIndex, &witnessHash, &recordHash, &r.origin); err != nil {
 				fail(err)
@@ -407,10 +408,10 @@ func (s *secondary) rows(ctx context.Context) iter.Seq2[row, error] {
 // column edited behind the store's back shows as a mismatch even when
 // record_hash was left alone. It returns zero for a row that does not
 // decode or whose record_hash column disagrees.
-func rowHash(id string, m Memory, content, contentHash, createdAt, witnessHash, recordHash string) ledger.Hash {
+func rowHash(id string, m memory.Memory, content, contentHash, createdAt, witnessHash, recordHash string) ledger.Hash {
 	var err error
 	m.ID, m.Content = id, []byte(content)
-	m.CreatedAt, err = parseCreatedAt(createdAt)
+	m.CreatedAt, err = memory.ParseCreatedAt(createdAt)
 	errs := []error{err, m.ContentHash.UnmarshalText([]byte(contentHash)), m.Witness.BlockHash.UnmarshalText([]byte(witnessHash))}
 	if errors.Join(errs...) != nil {
 		return ledger.Hash{}

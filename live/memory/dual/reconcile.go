@@ -1,12 +1,12 @@
-package memory
+package dual
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"iter"
 	"slices"
-	"time"
 )
 
 // batchSize bounds the memories one SQL transaction of the replicator or
@@ -24,7 +24,7 @@ func (s *Store) Replicate(ctx context.Context) (int, error) {
 	s.replicate.Lock()
 	defer s.replicate.Unlock()
 	if s.closed.Load() {
-		return 0, ErrClosed
+		return 0, memory.ErrClosed
 	}
 	return s.replicateLocked(ctx)
 }
@@ -36,12 +36,12 @@ func (s *Store) replicateLocked(ctx context.Context) (int, error) {
 		ids, err := s.primary.outbox(after, batchSize)
 		if err != nil || len(ids) == 0 {
 			if err == nil && len(conflicts) > 0 {
-				err = fmt.Errorf("%w: %d outbox entries: %v", ErrConflict, len(conflicts), conflicts)
+				err = fmt.Errorf("%w: %d outbox entries: %v", memory.ErrConflict, len(conflicts), conflicts)
 			}
 			return delivered, err
 		}
 		after = ids[len(ids)-1]
-		ms := make([]Memory, 0, len(ids))
+		ms := make([]memory.Memory, 0, len(ids))
 		for _, id := range ids {
 			m, err := s.primary.get(id)
 			if err != nil {
@@ -62,76 +62,6 @@ func (s *Store) replicateLocked(ctx context.Context) (int, error) {
 	}
 }
 
-// The problems the reconciler reports (Divergence.Problem).
-const (
-	// ProblemMissingInSecondary: the primary holds the memory, the SQL
-	// store does not. Repaired from the primary.
-	ProblemMissingInSecondary = "missing_in_secondary"
-	// ProblemHashMismatch: both hold the id with different records.
-	// Repaired from the primary when this replica wrote the SQL row;
-	// reported only when another replica did.
-	ProblemHashMismatch = "hash_mismatch"
-	// ProblemMissingInPrimary: the SQL store holds a row this replica
-	// wrote that its primary does not. Never repaired: the SQL store alone
-	// is not a source.
-	ProblemMissingInPrimary = "missing_in_primary"
-	// ProblemWitness: the chain block the memory names does not witness
-	// it. Never repaired: the chain is append-only.
-	ProblemWitness = "witness_invalid"
-	// ProblemPrimaryCorrupt: the primary's record does not decode or its
-	// derived fields disagree. Never repaired.
-	ProblemPrimaryCorrupt = "primary_corrupt"
-)
-
-// Divergence is one problem the reconciler found with one memory.
-type Divergence struct {
-	ID       string `json:"id"`
-	Problem  string `json:"problem"`
-	Repaired bool   `json:"repaired"`
-	Detail   string `json:"detail,omitempty"`
-}
-
-// maxReported bounds the divergences a Report lists; the counts are exact.
-const maxReported = 1000
-
-// Report is the result of a reconciliation.
-type Report struct {
-	At time.Time `json:"at"`
-	// TookMS is how long it ran, in milliseconds.
-	TookMS int64 `json:"took_ms"`
-	// Memories is the number of memories in the primary that were checked.
-	Memories int64 `json:"memories"`
-	// Replicated counts outbox entries delivered on the way.
-	Replicated int `json:"replicated"`
-	// Repaired and Unrepaired count divergences by outcome.
-	Repaired   int `json:"repaired"`
-	Unrepaired int `json:"unrepaired"`
-	// Divergences lists them (at most maxReported).
-	Divergences []Divergence `json:"divergences"`
-}
-
-// DivergentIDs returns the ids with a divergence left unrepaired.
-func (r *Report) DivergentIDs() []string {
-	ids := []string{}
-	for _, d := range r.Divergences {
-		if !d.Repaired && !slices.Contains(ids, d.ID) {
-			ids = append(ids, d.ID)
-		}
-	}
-	return ids
-}
-
-func (r *Report) add(d Divergence) {
-	if d.Repaired {
-		r.Repaired++
-	} else {
-		r.Unrepaired++
-	}
-	if len(r.Divergences) < maxReported {
-		r.Divergences = append(r.Divergences, d)
-	}
-}
-
 // Reconcile drains the outbox, then compares every memory across the
 // primary, the SQL store and the chain block that witnesses it, repairs
 // the SQL store from the primary where the primary's record is sound and
@@ -139,20 +69,20 @@ func (r *Report) add(d Divergence) {
 // constants). It never repairs from the SQL store alone and never writes
 // the chain. The report is kept (Status shows it) and returned; an error
 // means the comparison could not finish, and the previous report stays.
-func (s *Store) Reconcile(ctx context.Context) (Report, error) {
+func (s *Store) Reconcile(ctx context.Context) (memory.Report, error) {
 	s.replicate.Lock()
 	defer s.replicate.Unlock()
 	if s.closed.Load() {
-		return Report{}, ErrClosed
+		return memory.Report{}, memory.ErrClosed
 	}
 	start := s.opts.Now()
-	rep := Report{At: start.UTC(), Divergences: []Divergence{}}
+	rep := memory.Report{At: start.UTC(), Divergences: []memory.Divergence{}}
 	var err error
-	if rep.Replicated, err = s.replicateLocked(ctx); err != nil && !errors.Is(err, ErrConflict) {
-		return Report{}, err
+	if rep.Replicated, err = s.replicateLocked(ctx); err != nil && !errors.Is(err, memory.ErrConflict) {
+		return memory.Report{}, err
 	}
 	if err := s.compare(ctx, &rep); err != nil {
-		return Report{}, err
+		return memory.Report{}, err
 	}
 	rep.TookMS = s.opts.Now().Sub(start).Milliseconds()
 	s.report.Store(&rep)
@@ -182,7 +112,7 @@ func (c *rowCursor) advance() error {
 // snapshot holds it too, and a row missing there is a real divergence.
 // A memory missing from the SQL snapshot is looked up again before it
 // counts, since a Put may have written it in between.
-func (s *Store) compare(ctx context.Context, rep *Report) error {
+func (s *Store) compare(ctx context.Context, rep *memory.Report) error {
 	next, stop := iter.Pull2(s.secondary.rows(ctx))
 	defer stop()
 	sec := &rowCursor{next: next}
@@ -194,7 +124,7 @@ func (s *Store) compare(ctx context.Context, rep *Report) error {
 	secondaryOnly := func(id string) error {
 		for sec.ok && (id == "" || sec.row.id < id) {
 			if sec.row.origin == s.secondary.origin {
-				rep.add(Divergence{ID: sec.row.id, Problem: ProblemMissingInPrimary})
+				rep.Add(memory.Divergence{ID: sec.row.id, Problem: memory.ProblemMissingInPrimary})
 			}
 			if err := sec.advance(); err != nil {
 				return err
@@ -202,7 +132,7 @@ func (s *Store) compare(ctx context.Context, rep *Report) error {
 		}
 		return nil
 	}
-	var repair []Memory
+	var repair []memory.Memory
 	flush := func() error {
 		if len(repair) == 0 {
 			return nil
@@ -218,7 +148,7 @@ func (s *Store) compare(ctx context.Context, rep *Report) error {
 		return s.primary.ack(ids...)
 	}
 
-	err := s.primary.scan(ctx, func(id string, m Memory, decodeErr error) error {
+	err := s.primary.scan(ctx, func(id string, m memory.Memory, decodeErr error) error {
 		rep.Memories++
 		if err := secondaryOnly(id); err != nil {
 			return err
@@ -235,24 +165,24 @@ func (s *Store) compare(ctx context.Context, rep *Report) error {
 			decodeErr = m.Check()
 		}
 		if decodeErr != nil {
-			rep.add(Divergence{ID: id, Problem: ProblemPrimaryCorrupt, Detail: decodeErr.Error()})
+			rep.Add(memory.Divergence{ID: id, Problem: memory.ProblemPrimaryCorrupt, Detail: decodeErr.Error()})
 			return nil
 		}
 		witnessErr := s.checkWitness(m)
 		if witnessErr != nil {
-			rep.add(Divergence{ID: id, Problem: ProblemWitness, Detail: witnessErr.Error()})
+			rep.Add(memory.Divergence{ID: id, Problem: memory.ProblemWitness, Detail: witnessErr.Error()})
 		}
 		h, err := m.Hash()
 		if err != nil {
 			return err
 		}
-		d := Divergence{ID: id, Problem: ProblemHashMismatch}
+		d := memory.Divergence{ID: id, Problem: memory.ProblemHashMismatch}
 		switch {
 		case have != nil && have.hash == h:
 			return nil
 		case have != nil && have.origin != s.secondary.origin:
 			d.Detail = "the SQL row was written by replica " + have.origin
-			rep.add(d)
+			rep.Add(d)
 			return nil
 		case have == nil:
 			now, err := s.secondary.hash(ctx, id)
@@ -263,18 +193,18 @@ func (s *Store) compare(ctx context.Context, rep *Report) error {
 				return nil // written by a Put since the snapshot
 			case !now.IsZero():
 				d.Detail = "the SQL row appeared during the reconciliation; the next one decides"
-				rep.add(d)
+				rep.Add(d)
 				return nil
 			}
-			d.Problem = ProblemMissingInSecondary
+			d.Problem = memory.ProblemMissingInSecondary
 		}
 		if witnessErr != nil {
 			d.Detail = "not repaired: the primary's record has no valid witness"
-			rep.add(d)
+			rep.Add(d)
 			return nil
 		}
 		d.Repaired = true
-		rep.add(d)
+		rep.Add(d)
 		if repair = append(repair, m); len(repair) == batchSize {
 			return flush()
 		}
@@ -290,10 +220,10 @@ func (s *Store) compare(ctx context.Context, rep *Report) error {
 }
 
 // checkWitness reads the block m names and checks that it witnesses m.
-func (s *Store) checkWitness(m Memory) error {
+func (s *Store) checkWitness(m memory.Memory) error {
 	b, err := s.opts.Chain.BlockByIndex(m.Witness.BlockIndex)
 	if err != nil {
-		return fmt.Errorf("%w: memory %s: block %d: %w", ErrWitness, m.ID, m.Witness.BlockIndex, err)
+		return fmt.Errorf("%w: memory %s: block %d: %w", memory.ErrWitness, m.ID, m.Witness.BlockIndex, err)
 	}
-	return m.checkWitness(b)
+	return m.CheckWitness(b)
 }

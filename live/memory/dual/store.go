@@ -1,9 +1,10 @@
-package memory
+package dual
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/proofsite/proofsite/live/memory"
 	"hash/maphash"
 	"log/slog"
 	"os"
@@ -66,8 +67,8 @@ func (o *Options) fill(dir string) error {
 		return errors.New("memory: no chain to witness memories")
 	}
 	for _, n := range o.Nodes {
-		if !nodePattern.MatchString(n) {
-			return fmt.Errorf("memory: roster node id %q must match %s", n, nodePattern)
+		if err := memory.CheckNodeID(n); err != nil {
+			return fmt.Errorf("memory: roster: %w", err)
 		}
 	}
 	if o.SQLitePath == "" {
@@ -102,13 +103,13 @@ type Store struct {
 	secondary *secondary
 	locks     [64]sync.Mutex // by id: one Put at a time per memory
 	seed      maphash.Seed
-	report    atomic.Pointer[Report] // the last reconciliation; nil before the first
+	report    atomic.Pointer[memory.Report] // the last reconciliation; nil before the first
 	closed    atomic.Bool
 	replicate sync.Mutex // one Replicate or Reconcile at a time
 
 	// afterPrimary, set only by tests, runs between the primary and the
 	// secondary write of a Put.
-	afterPrimary func(Memory)
+	afterPrimary func(memory.Memory)
 }
 
 // Open opens (or creates) the memory in dir: the primary Badger store in
@@ -140,7 +141,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	}
 	sec, err := openSecondary(d, dsn, p.origin, opts.MaxConns)
 	if err == nil {
-		if err = sec.ready(ctx); err != nil && !errors.Is(err, ErrSchemaNewer) {
+		if err = sec.ready(ctx); err != nil && !errors.Is(err, memory.ErrSchemaNewer) {
 			log.Warn("the SQL store does not answer; memories wait in the outbox", "backend", d.backend, "err", err)
 			err = nil
 		}
@@ -179,14 +180,6 @@ func (s *Store) Close() error {
 // Backend returns the SQL backend in use: BackendSQLite or BackendPostgres.
 func (s *Store) Backend() string { return s.secondary.d.backend }
 
-// Stored is the result of a Put.
-type Stored struct {
-	Memory Memory
-	// Created is false when the memory was already stored (same node and
-	// content): Memory is then the first one, with its first witness.
-	Created bool
-}
-
 // Put stores the memory d describes and reports success only once it is
 // durable in both stores. In order it
 //
@@ -203,60 +196,60 @@ type Stored struct {
 // a retry of the same Put writes the SQL store again without a second
 // block. A crash between steps 2 and 3 leaves a witness block that no
 // memory names (the retry gets a new block); nothing else is half-written.
-func (s *Store) Put(ctx context.Context, d Draft) (Stored, error) {
+func (s *Store) Put(ctx context.Context, d memory.Draft) (memory.Stored, error) {
 	if err := s.checkNode(d.NodeID); err != nil {
-		return Stored{}, err
+		return memory.Stored{}, err
 	}
-	m, err := newMemory(d, s.opts.Now())
+	m, err := memory.New(d, s.opts.Now())
 	if err != nil {
-		return Stored{}, err
+		return memory.Stored{}, err
 	}
 	mu := &s.locks[maphash.String(s.seed, m.ID)%uint64(len(s.locks))]
 	mu.Lock()
 	defer mu.Unlock()
 	if s.closed.Load() {
-		return Stored{}, ErrClosed
+		return memory.Stored{}, memory.ErrClosed
 	}
 
 	if have, err := s.primary.get(m.ID); err == nil {
 		return s.retry(ctx, have)
-	} else if !errors.Is(err, ErrNotFound) {
-		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
+	} else if !errors.Is(err, memory.ErrNotFound) {
+		return memory.Stored{}, &memory.WriteError{Write: memory.WritePrimary, Backend: "badger", ID: m.ID, Err: err}
 	}
 
-	payload, err := m.witnessPayload()
+	payload, err := m.WitnessPayload()
 	if err != nil {
-		return Stored{}, err
+		return memory.Stored{}, err
 	}
-	b, err := s.opts.Chain.Append(ctx, ledger.Entry{Kind: WitnessKind, Payload: payload})
+	b, err := s.opts.Chain.Append(ctx, ledger.Entry{Kind: memory.WitnessKind, Payload: payload})
 	if err == nil {
-		m.Witness = Witness{BlockIndex: b.Index(), BlockHash: b.Hash()}
-		err = m.checkWitness(b)
+		m.Witness = memory.Witness{BlockIndex: b.Index(), BlockHash: b.Hash()}
+		err = m.CheckWitness(b)
 	}
 	if err != nil {
-		return Stored{}, &WriteError{Write: WriteChain, Backend: "chain", ID: m.ID, Err: err}
+		return memory.Stored{}, &memory.WriteError{Write: memory.WriteChain, Backend: "chain", ID: m.ID, Err: err}
 	}
 
 	if err := s.primary.insert(m, s.opts.Now()); err != nil {
-		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
+		return memory.Stored{}, &memory.WriteError{Write: memory.WritePrimary, Backend: "badger", ID: m.ID, Err: err}
 	}
 	if s.afterPrimary != nil {
 		s.afterPrimary(m)
 	}
-	return Stored{Memory: m, Created: true}, s.deliver(ctx, m)
+	return memory.Stored{Memory: m, Created: true}, s.deliver(ctx, m)
 }
 
 // retry answers a Put of a memory the primary holds: done if it has
 // reached the SQL store, else one more delivery.
-func (s *Store) retry(ctx context.Context, m Memory) (Stored, error) {
+func (s *Store) retry(ctx context.Context, m memory.Memory) (memory.Stored, error) {
 	pending, err := s.primary.pending(m.ID)
 	if err != nil {
-		return Stored{}, &WriteError{Write: WritePrimary, Backend: "badger", ID: m.ID, Err: err}
+		return memory.Stored{}, &memory.WriteError{Write: memory.WritePrimary, Backend: "badger", ID: m.ID, Err: err}
 	}
 	if pending {
 		err = s.deliver(ctx, m)
 	}
-	return Stored{Memory: m}, err
+	return memory.Stored{Memory: m}, err
 }
 
 // deliver writes m to the SQL store and then drops its outbox entry. A
@@ -264,12 +257,12 @@ func (s *Store) retry(ctx context.Context, m Memory) (Stored, error) {
 // SecondaryTimeout does. A failure to drop the entry is only logged: both
 // stores hold m, and the replicator's next delivery is a no-op that drops
 // it.
-func (s *Store) deliver(ctx context.Context, m Memory) error {
+func (s *Store) deliver(ctx context.Context, m memory.Memory) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.SecondaryTimeout)
 	defer cancel()
 	if err := s.secondary.putOne(ctx, m); err != nil {
 		s.log.Warn("secondary write failed; the outbox keeps the memory", "id", m.ID, "err", err)
-		return &WriteError{Write: WriteSecondary, Backend: s.secondary.d.backend, ID: m.ID, Err: err}
+		return &memory.WriteError{Write: memory.WriteSecondary, Backend: s.secondary.d.backend, ID: m.ID, Err: err}
 	}
 	if err := s.primary.ack(m.ID); err != nil {
 		s.log.Warn("outbox entry not dropped; the replicator will", "id", m.ID, "err", err)
@@ -278,9 +271,9 @@ func (s *Store) deliver(ctx context.Context, m Memory) error {
 }
 
 // Get returns the memory with id, from the primary store.
-func (s *Store) Get(id string) (Memory, error) {
+func (s *Store) Get(id string) (memory.Memory, error) {
 	if s.closed.Load() {
-		return Memory{}, ErrClosed
+		return memory.Memory{}, memory.ErrClosed
 	}
 	return s.primary.get(id)
 }
@@ -294,12 +287,12 @@ const (
 // Retrieve returns up to limit memories of node from the primary store,
 // newest first (limit 0 means DefaultLimit; more than MaxLimit is cut to
 // MaxLimit). A node with no memories has an empty list.
-func (s *Store) Retrieve(ctx context.Context, node string, limit int) ([]Memory, error) {
+func (s *Store) Retrieve(ctx context.Context, node string, limit int) ([]memory.Memory, error) {
 	if err := s.checkNode(node); err != nil {
 		return nil, err
 	}
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, memory.ErrClosed
 	}
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -308,11 +301,11 @@ func (s *Store) Retrieve(ctx context.Context, node string, limit int) ([]Memory,
 }
 
 func (s *Store) checkNode(node string) error {
-	if !nodePattern.MatchString(node) {
-		return fmt.Errorf("%w: node_id %q must match %s", ErrInvalid, node, nodePattern)
+	if err := memory.CheckNodeID(node); err != nil {
+		return err
 	}
 	if len(s.opts.Nodes) > 0 && !slices.Contains(s.opts.Nodes, node) {
-		return fmt.Errorf("%w: %q", ErrUnknownNode, node)
+		return fmt.Errorf("%w: %q", memory.ErrUnknownNode, node)
 	}
 	return nil
 }
