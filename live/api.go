@@ -81,6 +81,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 		d.registerProof()
 		d.registerDiscovery()
 		d.registerRecords()
+		d.registerMemory()
 		d.registerStatic()
 	}
 	if s.opts.testRoutes != nil {

@@ -42,6 +42,12 @@ type Options struct {
 	// Appender, when set, lets routes append to the chain; without it the
 	// live edge only reads. Nothing appends yet.
 	Appender Appender
+	// Memory serves the memory routes (/api/memory/*); without it they
+	// answer 503.
+	Memory MemoryStore
+	// MemoryTokens authorize POST /api/memory/store; the zero value
+	// accepts no token.
+	MemoryTokens MemoryTokens
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/live/memory/dual"
 	"github.com/valyala/fasthttp"
 )
 
@@ -49,8 +51,21 @@ func testSite() *Site {
 	}
 }
 
-// testChain seals the project's history with fresh keys into a real store.
-func testChain(t testing.TB) *store.Store {
+// testLedger is a real chain store (Badger, ed25519) with its signers: it
+// appends as the instance's chain does.
+type testLedger struct {
+	*store.Store
+	signers ledger.Signers
+}
+
+// Append seals e with the ledger's signers and appends it, synced.
+func (l testLedger) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
+	return l.AppendEntry(ctx, e, l.signers)
+}
+
+// newTestLedger seals the project's history with fresh keys into a real
+// store in dir (a temporary directory when empty), verified.
+func newTestLedger(t testing.TB, dir string) testLedger {
 	t.Helper()
 	f, err := os.Open("../content/ledger/history.jsonl")
 	if err != nil {
@@ -71,11 +86,21 @@ func testChain(t testing.TB) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "ledger")
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "ledger")
+	}
 	opts := store.Options{Keys: signers.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
 	if _, err := store.Create(dir, blocks, privs, opts); err != nil {
 		t.Fatal(err)
 	}
+	return openTestLedger(t, dir, signers)
+}
+
+// openTestLedger opens the store in dir, verifies it, and closes it when
+// the test ends.
+func openTestLedger(t testing.TB, dir string, signers ledger.Signers) testLedger {
+	t.Helper()
+	opts := store.Options{Keys: signers.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
 	s, err := store.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +109,11 @@ func testChain(t testing.TB) *store.Store {
 	if _, err := s.FullWalk(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return testLedger{Store: s, signers: signers}
 }
+
+// testChain is a verified chain of the project's history.
+func testChain(t testing.TB) *store.Store { return newTestLedger(t, "").Store }
 
 // testPublic writes a small built site.
 func testPublic(t testing.TB) string {
@@ -229,7 +257,7 @@ func TestEveryRouteDocumented(t *testing.T) {
 		if r.Method == http.MethodHead || strings.HasPrefix(r.Path, ReloadPrefix) || r.Path == "/" || r.Path == "/api" {
 			continue // HEAD twins of GET, watch-only routes, middleware
 		}
-		served[r.Method+" "+strings.NewReplacer(":id", "{id}").Replace(r.Path)] = true
+		served[r.Method+" "+regexp.MustCompile(`:(\w+)`).ReplaceAllString(r.Path, "{$1}")] = true
 	}
 	for route := range served {
 		if !documented[route] {
@@ -503,14 +531,23 @@ func TestLiveJSONIsFresh(t *testing.T) {
 	}
 }
 
+// examplePath fills a route's path parameters with ids the test site knows.
+func examplePath(path string) string {
+	if strings.HasPrefix(path, "/api/node/") {
+		return strings.ReplaceAll(path, "{id}", "s1")
+	}
+	return strings.NewReplacer("{id}", "plex", "{node_id}", "plex").Replace(path)
+}
+
 func TestRoutesAnswer(t *testing.T) {
-	srv := newTestServer(t, Options{Chain: testChain(t)})
+	l := newTestLedger(t, "")
+	srv := newTestServer(t, Options{Chain: l.Store, Appender: l, Memory: openTestMemory(t, l, t.TempDir(), dual.Options{})})
 	d := srv.define(newApp(nil), false)
 	for _, e := range d.catalog() {
 		if e.Kind != "live" || e.Method != http.MethodGet {
 			continue
 		}
-		path := strings.ReplaceAll(e.Path, "{id}", "s1")
+		path := examplePath(e.Path)
 		t.Run(path, func(t *testing.T) {
 			resp, body := do(t, srv.app, httptest.NewRequest(http.MethodGet, path, nil))
 			want := 200

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/memory/dual"
 	"github.com/proofsite/proofsite/site/content"
 )
 
@@ -43,8 +46,31 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if _, err := c.Walk(ctx); err != nil {
 		return err
 	}
+	tokens, err := cfg.memoryTokens()
+	if err != nil {
+		return err
+	}
+	mem, err := dual.Open(ctx, filepath.Join(cfg.Data, memoryDir), dual.Options{
+		Chain: chainReader{c}, PostgresDSN: cfg.MemoryDSN, Nodes: memoryNodes(site.Charter), Logger: env.logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	if tokens.Len() == 0 {
+		env.logger.Warn("no memory token configured: POST /api/memory/store refuses every request (set PROOFSITE_MEMORY_TOKEN or --memory-token-file)")
+	}
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { mem.Run(background) })
+	// After the server has drained: stop the replicator, then (deferred)
+	// close the memory and the chain.
+	defer wg.Wait()
+	defer stopBackground()
+
 	srv, err := live.New(live.Options{
 		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, TrustedProxies: cfg.TrustedProxies,
+		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens},
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {

@@ -1,20 +1,67 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 
 	"github.com/proofsite/proofsite/cmd"
+	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/memory"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
 
 // demoArtifactPath is where the build publishes the gate demo transcript.
 const demoArtifactPath = "products/gate/demo_output.txt"
+
+// memoryDir is where serve keeps the nodes' memories in the data folder.
+const memoryDir = "memory"
+
+// chainReader is the instance's chain with the reads the memory's
+// reconciler needs beside Append.
+type chainReader struct{ *chain.Chain }
+
+// BlockByIndex returns the block at index i.
+func (c chainReader) BlockByIndex(i int64) (ledger.Block, error) { return c.Store().BlockByIndex(i) }
+
+// memoryNodes are the ids memories may be stored under: every AI node's.
+func memoryNodes(ch *charter.Charter) []string {
+	var ids []string
+	for _, n := range ch.Nodes {
+		if id := n.MemoryID(); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// memoryTokens are the hashes of the bearer tokens POST /api/memory/store
+// accepts: PROOFSITE_MEMORY_TOKEN's and those of the token file.
+func (c *config) memoryTokens() (memory.Tokens, error) {
+	var hashes [][sha256.Size]byte
+	if c.MemoryTokenHash != nil {
+		hashes = append(hashes, *c.MemoryTokenHash)
+	}
+	if c.MemoryTokenFile != "" {
+		f, err := os.Open(c.MemoryTokenFile)
+		if err != nil {
+			return memory.Tokens{}, fmt.Errorf("memory token file: %w", err)
+		}
+		defer f.Close()
+		more, err := memory.ParseTokenHashes(f)
+		if err != nil {
+			return memory.Tokens{}, fmt.Errorf("%s: %w", c.MemoryTokenFile, err)
+		}
+		hashes = append(hashes, more...)
+	}
+	return memory.NewTokens(hashes...), nil
+}
 
 // liveSite hands the loaded content to the live edge: live never reads
 // content itself.

@@ -78,6 +78,15 @@ type Node struct {
 	PublicRoute string `yaml:"public_route" json:"public_route,omitempty"` // public airlock route, if any (e.g. /api/ember)
 }
 
+// MemoryID is the node's id in memory (/api/memory/retrieve/{node_id}):
+// its name in lower case, for AI nodes; empty for the human.
+func (n Node) MemoryID() string {
+	if n.Kind != "ai" {
+		return ""
+	}
+	return strings.ToLower(n.Name)
+}
+
 // Town is a digital town: a persistent space of one node.
 type Town struct {
 	ID          string `yaml:"id" json:"id"`
