@@ -72,6 +72,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 		"The verification API on the API origin: orientation for agents and the latest chain state. "+problems, site.APIURL)
 	d.v1 = d.newAPI(v1)
 	d.registerV1()
+	d.registerTowns()
 	if !apiOnly {
 		proof := apiConfig(site.Title+" — proof surface", ProofAPIVersion,
 			"The public proof surface and gate discovery. canonical_spine_valid is the authoritative integrity field; "+

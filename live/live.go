@@ -28,6 +28,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/live/reload"
+	"github.com/proofsite/proofsite/live/towns"
 )
 
 // Options configure a Server.
@@ -48,6 +49,9 @@ type Options struct {
 	// MemoryTokens authorize POST /api/memory/store; the zero value
 	// accepts no token.
 	MemoryTokens MemoryTokens
+	// Towns serves the town routes (/api/v1/towns/*); without it they
+	// answer 503.
+	Towns *towns.Towns
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies

@@ -36,11 +36,12 @@ func testSite() *Site {
 			Organisation: charter.Organisation{Name: "Test Commons", HumanAuthority: "Nodes advise; the Bridge decides."},
 			Nodes: []charter.Node{
 				{ID: "s1", Designation: "S1_PLEX", Name: "Plex", Kind: "ai", Town: "plex"},
+				{ID: "s2", Designation: "S2_CASE", Name: "Case", Kind: "ai", Town: "case"},
 				{ID: "s5", Designation: "S5_LOCUS", Name: "Ember", Kind: "ai", PublicRoute: "/api/ember"},
 				{Designation: "S17_LUMEN", Name: "Lumen", Kind: "ai", PublicRoute: "/api/lumen"},
 				{ID: "bridge", Designation: "BRIDGE", Name: "The Bridge", Kind: "human"},
 			},
-			Towns: []charter.Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}},
+			Towns: []charter.Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}, {ID: "case", Node: "S2_CASE", Name: "Town of Case"}},
 			Capabilities: []charter.Capability{{Key: "maturity", Value: "gate_public_launch"}, {Key: "bridge_auth", Value: "live_and_proven"},
 				{Key: "enforcement_model", Value: "orchestrator_invoked_checkpoint_today"}},
 			PublishRule:  charter.PublishRule{Key: "publish_rule", Action: "PUBLIC_CLAIM_CHANGE", Requires: "BRIDGE_AUTH", Text: "Claims need the Bridge."},
@@ -541,7 +542,8 @@ func examplePath(path string) string {
 
 func TestRoutesAnswer(t *testing.T) {
 	l := newTestLedger(t, "")
-	srv := newTestServer(t, Options{Chain: l.Store, Appender: l, Memory: openTestMemory(t, l, t.TempDir(), dual.Options{})})
+	mem := openTestMemory(t, l, t.TempDir(), dual.Options{})
+	srv := newTestServer(t, Options{Chain: l.Store, Appender: l, Memory: mem, Towns: openTestTowns(t, l, mem, t.TempDir())})
 	d := srv.define(newApp(nil), false)
 	for _, e := range d.catalog() {
 		if e.Kind != "live" || e.Method != http.MethodGet {

@@ -168,6 +168,9 @@ func declarePost(op *huma.Operation, route PostRoute, body reflect.Type, takesBo
 func (d *definition) pipeline(ctx huma.Context, next func(huma.Context)) {
 	c := humafiber.Unwrap(ctx)
 	op := ctx.Operation()
+	if op.Metadata[clientKey] == true {
+		ctx = huma.WithValue(ctx, clientKey, d.s.clientIP.of(c))
+	}
 	if uri := c.Request().URI(); len(uri.QueryString()) > 0 {
 		if p := checkQuery(uri.QueryArgs(), op); p != nil {
 			p.Instance = c.Path()

@@ -12,6 +12,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/live/memory/dual"
+	"github.com/proofsite/proofsite/live/towns"
 	"github.com/proofsite/proofsite/site/content"
 )
 
@@ -50,13 +51,19 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	access := newChainAccess(c)
 	mem, err := dual.Open(ctx, filepath.Join(cfg.Data, memoryDir), dual.Options{
-		Chain: chainReader{c}, PostgresDSN: cfg.MemoryDSN, Nodes: memoryNodes(site.Charter), Logger: env.logger,
+		Chain: access, PostgresDSN: cfg.MemoryDSN, Nodes: memoryNodes(site.Charter), Logger: env.logger,
 	})
 	if err != nil {
 		return err
 	}
 	defer mem.Close()
+	tw, err := towns.Open(ctx, filepath.Join(cfg.Data, townsDir), towns.Options{Charter: site.Charter, Chain: access, Memory: mem, Logger: env.logger})
+	if err != nil {
+		return err
+	}
+	defer tw.Close()
 	if tokens.Len() == 0 {
 		env.logger.Warn("no memory token configured: POST /api/memory/store refuses every request (set PROOFSITE_MEMORY_TOKEN or --memory-token-file)")
 	}
@@ -70,7 +77,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 
 	srv, err := live.New(live.Options{
 		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, TrustedProxies: cfg.TrustedProxies,
-		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens},
+		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens}, Towns: tw,
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {

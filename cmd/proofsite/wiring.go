@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/live/memory"
 	"github.com/proofsite/proofsite/site/content"
@@ -20,15 +22,27 @@ import (
 // demoArtifactPath is where the build publishes the gate demo transcript.
 const demoArtifactPath = "products/gate/demo_output.txt"
 
-// memoryDir is where serve keeps the nodes' memories in the data folder.
-const memoryDir = "memory"
+// Where serve keeps the nodes' memories and the towns in the data folder.
+const (
+	memoryDir = "memory"
+	townsDir  = "towns"
+)
 
-// chainReader is the instance's chain with the reads the memory's
-// reconciler needs beside Append.
-type chainReader struct{ *chain.Chain }
+// chainAccess is the instance's chain as the memory and the towns use it:
+// the store's reads (blocks, payloads), and the chain's Append, which
+// signs with the instance's keys (it hides the store's own Append of a
+// sealed block).
+type chainAccess struct {
+	*store.Store
+	chain *chain.Chain
+}
 
-// BlockByIndex returns the block at index i.
-func (c chainReader) BlockByIndex(i int64) (ledger.Block, error) { return c.Store().BlockByIndex(i) }
+func newChainAccess(c *chain.Chain) chainAccess { return chainAccess{Store: c.Store(), chain: c} }
+
+// Append records e on the chain and returns its block once it is durable.
+func (c chainAccess) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
+	return c.chain.Append(ctx, e)
+}
 
 // memoryNodes are the ids memories may be stored under: every AI node's.
 func memoryNodes(ch *charter.Charter) []string {
