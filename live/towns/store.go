@@ -143,9 +143,9 @@ func parseHashes(m map[*ledger.Hash]string) error {
 	return nil
 }
 
-// counts returns the number of rows of table per town.
-func (d *db) counts(ctx context.Context, table string) (map[string]int64, error) {
-	rows, err := d.QueryContext(ctx, `SELECT town, COUNT(*) FROM `+table+` GROUP BY town`)
+// townCounts runs query, which selects (town, count) rows, into a map.
+func (d *db) townCounts(ctx context.Context, query string) (map[string]int64, error) {
+	rows, err := d.QueryContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -162,24 +162,13 @@ func (d *db) counts(ctx context.Context, table string) (map[string]int64, error)
 	return out, rows.Err()
 }
 
-// visitorCounts returns the visitors counted per town.
-func (d *db) visitorCounts(ctx context.Context) (map[string]int64, error) {
-	rows, err := d.QueryContext(ctx, `SELECT town, count FROM visitors`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var town string
-		var n int64
-		if err := rows.Scan(&town, &n); err != nil {
-			return nil, err
-		}
-		out[town] = n
-	}
-	return out, rows.Err()
-}
+// The queries of townCounts: wall signatures, chat messages and visitors
+// by town.
+const (
+	wallCounts    = `SELECT town, COUNT(*) FROM wall GROUP BY town`
+	messageCounts = `SELECT town, COUNT(*) FROM messages GROUP BY town`
+	visitorCounts = `SELECT town, count FROM visitors`
+)
 
 func (d *db) addVisitor(ctx context.Context, town string) error {
 	_, err := d.ExecContext(ctx, `INSERT INTO visitors (town, count) VALUES (?, 1) ON CONFLICT (town) DO UPDATE SET count = count + 1`, town)

@@ -152,15 +152,15 @@ func (t *Towns) load(ctx context.Context) error {
 	if err := t.indexWalls(ctx); err != nil {
 		return err
 	}
-	walls, err := t.db.counts(ctx, "wall")
+	walls, err := t.db.townCounts(ctx, wallCounts)
 	if err != nil {
 		return fmt.Errorf("towns: count signatures: %w", err)
 	}
-	messages, err := t.db.counts(ctx, "messages")
+	messages, err := t.db.townCounts(ctx, messageCounts)
 	if err != nil {
 		return fmt.Errorf("towns: count messages: %w", err)
 	}
-	visitors, err := t.db.visitorCounts(ctx)
+	visitors, err := t.db.townCounts(ctx, visitorCounts)
 	if err != nil {
 		return fmt.Errorf("towns: count visitors: %w", err)
 	}
