@@ -5,14 +5,16 @@
 GO      ?= go
 BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
+API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test generate check-generated fmt-check vet staticcheck postgres unit bench bench-site bench-ledger bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit bench bench-site bench-ledger bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
 
-## run: set up the chain (first run only), build the site, serve it with the live edge on $(ADDR)
+## run: set up the chain (first run only), build the site, serve it with the
+## live edge on $(ADDR) and the API origin on $(API_ADDR)
 run: $(BIN)
 	$(BIN) ledger init --data data --content content
 	$(BIN) build --content content --out public --data data
-	$(BIN) serve --content content --public public --data data --addr $(ADDR)
+	$(BIN) serve --content content --public public --data data --addr $(ADDR) --api-addr $(API_ADDR)
 
 ## watch: build, serve and rebuild on every content edit, reloading the browser
 watch: $(BIN)
@@ -31,7 +33,15 @@ $(BIN): FORCE
 	$(GO) build -v -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
-test: check-generated fmt-check vet staticcheck postgres unit
+test: tools check-generated fmt-check vet staticcheck postgres unit
+
+## tools: what the end-to-end tests run as an auditor would (the auditor
+## guide's commands): curl and sha256sum, installed from Debian when missing
+tools:
+	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
+		echo "curl or sha256sum not found; installing Debian's packages"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq curl coreutils || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils; }; fi
 
 ## generate: regenerate templ components
 generate:
@@ -69,11 +79,12 @@ bench: bench-site bench-ledger bench-http bench-memory
 bench-memory: postgres
 	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory/dual
 
-## bench-ledger: durable appends/s, incremental verify per append, raw crypto
-## rate, and full walks of 100k and 1M stored blocks against that raw rate
-## (fixtures are generated once under bench/out, which is gitignored)
+## bench-ledger: durable appends/s, incremental verify and Merkle append per
+## row, raw crypto rate, and full walks (payloads and Merkle root included) of
+## 100k and 1M stored blocks against that raw rate (fixtures are generated
+## once under bench/out, which is gitignored)
 bench-ledger:
-	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify' ./ledger/store
+	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify|MerkleAppend' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
 
 ## bench-http: requests/s and p99 of the live edge under wrk on loopback,
@@ -97,6 +108,8 @@ fuzz-ledger:
 	$(GO) test -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzHistory$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./ledger
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalHeader$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
+	$(GO) test -run '^$$' -fuzz '^FuzzMutation$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./cmd/verify-ledger
 
 ## fuzz-gate: run the gate's authorization-parser fuzz targets for FUZZTIME each
 fuzz-gate:

@@ -286,6 +286,48 @@ func (b Block) wire() blockJSON {
 	}
 }
 
+// Leaf returns the block's leaf in the ledger's Merkle tree (ledger/tlog):
+// the RFC 8785 canonical JSON of its public metadata, the members of the
+// export line in code-point order:
+//
+//	{"hash":"…","index":N,"kind":"…","payload_hash":"…","prev_hash":"…","signature":"…","timestamp":"…","witnesses":[{"key_id":"…","signature":"…"}],"writer":"…"}
+//
+// Like appendPreimage it is written by hand; a test checks it against
+// Canonicalize.
+func (b Block) Leaf() []byte { return b.appendLeaf(make([]byte, 0, 420+150*len(b.witnesses))) }
+
+func (b Block) appendLeaf(out []byte) []byte {
+	h := b.header
+	out = append(out, `{"hash":"`...)
+	out = hex.AppendEncode(out, b.hash[:])
+	out = append(out, `","index":`...)
+	out = strconv.AppendInt(out, h.Index, 10)
+	out = append(out, `,"kind":`...)
+	out = appendJCSString(out, h.Kind)
+	out = append(out, `,"payload_hash":"`...)
+	out = hex.AppendEncode(out, h.PayloadHash[:])
+	out = append(out, `","prev_hash":"`...)
+	out = hex.AppendEncode(out, h.PrevHash[:])
+	out = append(out, `","signature":"`...)
+	out = hex.AppendEncode(out, b.signature[:])
+	out = append(out, `","timestamp":`...)
+	out = appendJCSString(out, h.Timestamp)
+	out = append(out, `,"witnesses":[`...)
+	for i, w := range b.witnesses {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, `{"key_id":`...)
+		out = appendJCSString(out, string(w.KeyID))
+		out = append(out, `,"signature":"`...)
+		out = hex.AppendEncode(out, w.Signature[:])
+		out = append(out, `"}`...)
+	}
+	out = append(out, `],"writer":`...)
+	out = appendJCSString(out, string(h.Writer))
+	return append(out, '}')
+}
+
 // MarshalJSON encodes the block's public metadata as one JSON object (the
 // form of an export line).
 func (b Block) MarshalJSON() ([]byte, error) { return json.Marshal(b.wire()) }
@@ -371,15 +413,7 @@ func decodeRow(data []byte, private bool) (Row, error) {
 		p.Description = *w.Description
 	}
 	if w.Payload != nil {
-		h, canon, err := PayloadHash(w.Payload)
-		if err != nil {
-			return Row{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
-		}
-		if h != w.PayloadHash {
-			return Row{}, &BlockError{Index: w.Index, Err: ErrHashMismatch, Want: w.PayloadHash, Got: h,
-				Note: "payload does not hash to payload_hash"}
-		}
-		p.Payload = canon
+		p.Payload = w.Payload // checked against payload_hash by CheckRow
 	}
 	row.Private = p
 	return row, nil

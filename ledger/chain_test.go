@@ -37,6 +37,16 @@ func testHistory(n int, links map[int64]int64) []HistoryRow {
 	return rows
 }
 
+// pinSeams pins seams to the test chain's rows.
+func pinSeams(t testing.TB, blocks []Block, seams ...Seam) []Seam {
+	t.Helper()
+	out, err := PinSeams(seams, blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func testChain(t testing.TB, s Signers, n int, links map[int64]int64) ([]Block, []Private) {
 	t.Helper()
 	blocks, privs, err := SealHistory(testHistory(n, links), s)
@@ -50,31 +60,31 @@ func TestSealAndVerifyBlock(t *testing.T) {
 	s := testSigners(t)
 	keys := s.KeySet()
 	blocks, _ := testChain(t, s, 3, nil)
-	g := VerifyBlock(blocks[0], nil, keys)
+	g := VerifyBlock(blocks[0], nil, keys, 0)
 	if !g.Valid() || g.WitnessCount != 2 {
 		t.Fatalf("genesis: %+v", g)
 	}
-	v := VerifyBlock(blocks[2], &blocks[1], keys)
+	v := VerifyBlock(blocks[2], &blocks[1], keys, 0)
 	if !v.Valid() || !v.HashValid || !v.SignatureValid || !v.ChainLinkValid || v.WitnessCount != 2 {
 		t.Fatalf("block 2: %+v", v)
 	}
-	if v := VerifyBlock(blocks[2], &blocks[0], keys); v.ChainLinkValid || !errors.Is(v.Err, ErrBrokenLink) {
+	if v := VerifyBlock(blocks[2], &blocks[0], keys, 0); v.ChainLinkValid || !errors.Is(v.Err, ErrBrokenLink) {
 		t.Fatalf("wrong prev accepted: %+v", v)
 	}
-	if v := VerifyBlock(blocks[1], nil, keys); v.ChainLinkValid {
+	if v := VerifyBlock(blocks[1], nil, keys, 0); v.ChainLinkValid {
 		t.Fatal("non-genesis accepted as genesis")
 	}
 	// Tampering with a header after sealing shows up as a hash mismatch
 	// naming both hashes.
 	b := blocks[1]
 	b.header.Kind = "audit_forged"
-	c := CheckBlock(b, keys)
+	c := CheckBlock(b, keys, 0)
 	var be *BlockError
 	if c.HashValid || !errors.As(c.Err, &be) || !errors.Is(c.Err, ErrHashMismatch) || be.Got != blocks[1].Hash() || be.Want != b.header.Hash() {
 		t.Fatalf("tampered block: %+v, err %v", c, c.Err)
 	}
 	// Keys that are not pinned verify nothing.
-	if c := CheckBlock(blocks[1], KeySet{}); c.SignatureValid || !errors.Is(c.Err, ErrUnknownKey) {
+	if c := CheckBlock(blocks[1], KeySet{}, 0); c.SignatureValid || !errors.Is(c.Err, ErrUnknownKey) {
 		t.Fatalf("unpinned keys: %+v", c)
 	}
 }
@@ -116,7 +126,7 @@ func TestSealRejects(t *testing.T) {
 func TestVerifyWithDocumentedSeam(t *testing.T) {
 	s := testSigners(t)
 	blocks, _ := testChain(t, s, 200, map[int64]int64{153: 151})
-	seams := []Seam{{Block: 153, Reason: "row 152 was superseded"}}
+	seams := pinSeams(t, blocks, Seam{Block: 153, Reason: "row 152 was superseded"})
 	res, err := Verify(Values(blocks), Options{Keys: s.KeySet(), Genesis: blocks[0].Hash(), Seams: seams})
 	if err != nil {
 		t.Fatal(err)
@@ -165,13 +175,14 @@ func TestVerifyEmptyAndGenesis(t *testing.T) {
 func TestVerdictExtend(t *testing.T) {
 	s := testSigners(t)
 	blocks, _ := testChain(t, s, 12, map[int64]int64{5: 3})
-	opts := Options{Keys: s.KeySet(), Genesis: blocks[0].Hash(), Seams: []Seam{{Block: 5, Reason: "r"}}}
+	opts := Options{Keys: s.KeySet(), Genesis: blocks[0].Hash(), Seams: pinSeams(t, blocks, Seam{Block: 5, Reason: "r"})}
 	res, _ := Verify(Values(blocks[:10]), opts)
 	v := res.Verdict
 	for i := 10; i < 12; i++ {
 		head := blocks[i-1]
 		var err error
-		v, err = v.Extend(VerifyBlock(blocks[i], &head, opts.Keys))
+		grown, _ := Verify(Values(blocks[:i+1]), opts)
+		v, err = v.Extend(VerifyBlock(blocks[i], &head, opts.Keys, 0), *grown.Verdict.Checkpoint)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +195,7 @@ func TestVerdictExtend(t *testing.T) {
 	}
 	// A block that does not follow the head is refused and changes nothing.
 	head := blocks[11]
-	if _, err := v.Extend(VerifyBlock(blocks[11], &head, opts.Keys)); !errors.Is(err, ErrBrokenLink) {
+	if _, err := v.Extend(VerifyBlock(blocks[11], &head, opts.Keys, 0), *v.Checkpoint); !errors.Is(err, ErrBrokenLink) {
 		t.Fatalf("replayed block: %v", err)
 	}
 }
@@ -333,7 +344,7 @@ func FuzzReader(f *testing.F) {
 func TestNewTableRows(t *testing.T) {
 	s := testSigners(t)
 	blocks, _ := testChain(t, s, 8, map[int64]int64{5: 3})
-	res, _ := Verify(Values(blocks), Options{Keys: s.KeySet(), Seams: []Seam{{Block: 5, Reason: "why"}}})
+	res, _ := Verify(Values(blocks), Options{Keys: s.KeySet(), Seams: pinSeams(t, blocks, Seam{Block: 5, Reason: "why"})})
 	rows := NewTableRows(blocks[2:], 2, res.Verdict)
 	if len(rows) != 6 || rows[2].Block.Index() != 4 || rows[2].OnSpine || !rows[3].OnSpine || rows[3].Break == nil || !rows[3].Break.Documented || rows[4].Break != nil {
 		t.Fatalf("rows: %+v", rows)

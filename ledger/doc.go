@@ -9,7 +9,9 @@
 // trusting it.
 //
 //	blocks, privs, err := ledger.SealHistory(rows, signers) // or ledger.Seal(header, signers)
-//	res, err := ledger.Verify(ledger.Values(blocks), ledger.Options{Keys: keys, Genesis: g, Seams: seams})
+//	trust, err := ledger.ParseTrustDocument(data)            // the pinned /keys.json
+//	opts, err := trust.Options()                             // keys, genesis, seams, quorum, log
+//	res, err := ledger.Verify(ledger.Values(blocks), opts)   // or VerifyRows, with payloads
 //	fmt.Println(res.Verdict.Verdict) // PASS, PASS_WITH_DOCUMENTED_STRICT_SEAM or a FAIL_… verdict
 //
 // Verification is two views of the same rows. The canonical spine
@@ -18,7 +20,11 @@
 // authoritative answer (canonical_spine_valid). The strict table
 // (VerifyStrictTable) reads all rows in order and requires each to link to
 // the row before it; a row that does not is a break, which passes only when
-// it is a documented Seam. NewVerdict combines both into the Verdict of the
+// a Seam pinned by that row's index, hash and prev_hash documents it. Every
+// row must also carry the witness quorum (distinct pinned witness
+// signatures, DefaultWitnessQuorum unless the trust document says
+// otherwise), and, when the verifier holds it, a payload whose canonical
+// SHA-256 is payload_hash. NewVerdict combines both into the Verdict of the
 // public API. Verify runs the whole walk on all cores; Verdict.Extend updates
 // a verdict in O(1) when one more verified block is appended. These
 // functions are pure: no clock, store or network.
@@ -39,12 +45,15 @@
 // hash no longer carries valid signatures. Deleted, duplicated, reordered and
 // re-linked rows break the spine or the strict table. What a chain cannot
 // show about itself is what it used to be: a truncated head, or history
-// rewritten and re-signed with a stolen writer key, is consistent with
-// itself. A Checkpoint (size and head hash, signed through the head block)
-// that an outsider kept from an earlier run catches both: the chain must
-// extend it (Options.Checkpoint, verdict FAIL_CHECKPOINT_NOT_EXTENDED).
-// Likewise the genesis hash and the keys must be pinned from a source the
-// verifier trusts, not taken from the data being verified.
+// rewritten and re-signed with stolen keys (an off-spine row too), is
+// consistent with itself. A Checkpoint commits to every row: the RFC 6962
+// Merkle root (ledger/tlog) over each row's canonical public metadata
+// (Block.Leaf), as a C2SP signed note by the writer key. A verifier that
+// remembers one (Options.Checkpoint) catches all of these: the rows must
+// still hash to its root (FAIL_CHECKPOINT_NOT_EXTENDED). The keys, the
+// genesis hash and the seams must be pinned from a source the verifier
+// trusts (TrustDocument), never taken from the data being verified:
+// Reader.Options never takes seams from an export header.
 //
 // All functions are safe for concurrent use; Block, KeySet and Verdict values
 // are immutable once built.

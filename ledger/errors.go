@@ -37,6 +37,10 @@ var (
 	// ErrKeyRole reports a pinned key used in a role it was not published
 	// for (a witness key as writer, for example).
 	ErrKeyRole = errors.New("ledger: key used outside its role")
+	// ErrSeamNotPinned reports a documented seam that a trust document does
+	// not pin yet: its hashes must come from a trusted source (the history
+	// the chain was sealed from), never from the rows being verified.
+	ErrSeamNotPinned = errors.New("ledger: documented seam not pinned")
 
 	// ErrInvalidBlock reports a block that cannot be built or decoded: a
 	// missing field, a malformed hash or timestamp, an unknown member.
@@ -53,9 +57,21 @@ var (
 	// ErrGenesisMismatch reports a chain whose genesis is not the pinned
 	// genesis.
 	ErrGenesisMismatch = errors.New("ledger: genesis mismatch")
-	// ErrCheckpoint reports a chain that does not extend a checkpoint the
-	// verifier pinned (truncation, rollback or rewrite).
+	// ErrCheckpoint reports rows that do not extend a checkpoint the
+	// verifier remembered (a replaced row, truncation, rollback or rewrite).
 	ErrCheckpoint = errors.New("ledger: checkpoint not extended")
+	// ErrBadCheckpoint reports a checkpoint that cannot be parsed, or a
+	// signed one whose signature does not verify with the pinned key.
+	ErrBadCheckpoint = errors.New("ledger: invalid checkpoint")
+	// ErrPayloadMismatch reports a payload whose canonical SHA-256 is not
+	// the block's payload_hash.
+	ErrPayloadMismatch = errors.New("ledger: payload does not match payload_hash")
+	// ErrWitnessQuorum reports a block with fewer distinct valid pinned
+	// witness signatures than the quorum.
+	ErrWitnessQuorum = errors.New("ledger: witness quorum not met")
+	// ErrStorageMismatch reports a row stored under another index than its
+	// own, or a stored row count that is not the number of rows.
+	ErrStorageMismatch = errors.New("ledger: storage does not match the rows")
 	// ErrEmptyChain reports a chain with no blocks.
 	ErrEmptyChain = errors.New("ledger: empty chain")
 

@@ -16,20 +16,24 @@ const ExportFormat = "proofsite-ledger-export/1"
 // maxLine bounds one JSONL line (a block with its private payload).
 const maxLine = 16 << 20
 
-// ExportHeader is the first line of an export: what a verifier needs to pin
-// besides the blocks. Everything in it is the exporter's claim; an auditor
-// who has the genesis hash or the keys from elsewhere pins those instead.
+// ExportHeader is the first line of an export. Everything in it is the
+// exporter's claim, information rather than authority: an auditor pins the
+// genesis hash, the keys and the seams from the trust document instead, and
+// a verifier never takes seams from here. The checkpoint, when present, is
+// the C2SP signed note over the exported rows; a verifier checks its
+// signature against the pinned checkpoint key and its root against the rows.
 //
-//	{"format":"proofsite-ledger-export/1","genesis_hash":"…","keys":[{"key_id":"…","public_key":"…","role":"writer"}],"documented_seams":[{"block":153,"reason":"…"}],"private":false}
+//	{"format":"proofsite-ledger-export/1","genesis_hash":"…","keys":[{"key_id":"…","public_key":"…","role":"writer"}],"documented_seams":[{"block":153,"hash":"…","prev_hash":"…","reason":"…"}],"private":false,"checkpoint":"<origin>\n<size>\n<root>\n\n— <origin> <signature>\n"}
 type ExportHeader struct {
 	Format          string         `json:"format"`
 	GenesisHash     Hash           `json:"genesis_hash"`
 	Keys            []PublishedKey `json:"keys"`
 	DocumentedSeams []Seam         `json:"documented_seams"`
-	Private         bool           `json:"private"` // rows carry descriptions and payloads
+	Private         bool           `json:"private"`              // rows carry descriptions and payloads
+	Checkpoint      string         `json:"checkpoint,omitempty"` // signed checkpoint note over the rows (optional)
 }
 
-var headerFields = []string{"format", "genesis_hash", "keys", "documented_seams", "private"}
+var headerFields = []string{"format", "genesis_hash", "keys", "documented_seams", "private", "checkpoint"}
 
 // Private is the part of a block that is not published: the description and
 // the canonical payload whose SHA-256 is the block's payload_hash.
@@ -38,11 +42,15 @@ type Private struct {
 	Payload     json.RawMessage `json:"payload"`
 }
 
-// Row is one line of an export: a block and, in a private export, its
-// private part.
+// Row is one row of the table: a block and, when the reader holds it, its
+// private part (a private export, the store). CheckRow checks the payload
+// against payload_hash. A row read from a store says where it was stored:
+// StoredUnder is the index of its storage key when Stored is set.
 type Row struct {
-	Block   Block
-	Private *Private
+	Block       Block
+	Private     *Private
+	StoredUnder int64
+	Stored      bool
 }
 
 // rowJSON is the wire form of a Row: the block's members, then the private
@@ -97,8 +105,9 @@ func (w *Writer) Flush() error { return w.bw.Flush() }
 
 // Reader reads an export written by Writer. It is strict: the header must
 // name ExportFormat, every line must decode (DecodeBlock rules; private
-// members only in a private export, and a payload must hash to the block's
-// payload_hash), and blank lines are errors.
+// members only in a private export, a payload must be valid JSON), and
+// blank lines are errors. Whether a payload hashes to payload_hash is a
+// verification (CheckRow), not a reading error.
 type Reader struct {
 	sc     *bufio.Scanner
 	line   int
@@ -167,6 +176,29 @@ func (r *Reader) Header() ExportHeader { return r.header }
 // Keys returns the keys the header publishes, parsed and checked.
 func (r *Reader) Keys() KeySet { return r.keys }
 
+// Options returns the verification options for this export. The pins come
+// from trust when it is given (TrustDocument.Options); without it, the keys
+// and the genesis hash are the header's (which proves only that the export
+// agrees with itself) and no seam is documented: the header's seams are
+// never authority. The header's signed checkpoint, if any, is presented
+// for checking against the rows.
+func (r *Reader) Options(trust *TrustDocument) (Options, error) {
+	opts := Options{Keys: r.keys, Genesis: r.header.GenesisHash}
+	if trust != nil {
+		var err error
+		if opts, err = trust.Options(); err != nil {
+			return Options{}, err
+		}
+		if trust.Legacy() {
+			opts.Genesis = r.header.GenesisHash
+		}
+	}
+	if r.header.Checkpoint != "" {
+		opts.PresentedCheckpoint = []byte(r.header.Checkpoint)
+	}
+	return opts, nil
+}
+
 // Next returns the next row, or io.EOF after the last.
 func (r *Reader) Next() (Row, error) {
 	line, err := r.nextLine()
@@ -178,6 +210,22 @@ func (r *Reader) Next() (Row, error) {
 		return Row{}, &LineError{Line: r.line, Err: err}
 	}
 	return row, nil
+}
+
+// Rows returns the remaining rows as a sequence for VerifyRows (with their
+// private parts in a private export); a read error ends it.
+func (r *Reader) Rows() iter.Seq2[Row, error] {
+	return func(yield func(Row, error) bool) {
+		for {
+			row, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if !yield(row, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // Blocks returns the remaining rows' blocks as a sequence for Verify; a read

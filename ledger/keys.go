@@ -135,10 +135,20 @@ func (k PrivateKey) Sign(msg []byte) Signature {
 type Role string
 
 // The roles a key can be published with.
+// Only writer and witness keys sign blocks; a bridge or node key pinned
+// beside them is never accepted in either role (KeySet.Lookup checks the
+// role).
 const (
-	RoleWriter  Role = "writer"  // signs blocks as their author
+	RoleWriter  Role = "writer"  // signs blocks as their author (and the log's checkpoints)
 	RoleWitness Role = "witness" // co-signs blocks
+	RoleBridge  Role = "bridge"  // signs gate authorizations (the human authority boundary)
+	RoleNode    Role = "node"    // signs an AI node's receipts
 )
+
+// knownRole reports whether r is one of the roles above.
+func knownRole(r Role) bool {
+	return r == RoleWriter || r == RoleWitness || r == RoleBridge || r == RoleNode
+}
 
 // PublishedKey is the public record of a key: what keys.json, the export
 // header and the chain status publish, and what verifiers pin.
@@ -177,7 +187,7 @@ func NewKeySet(published []PublishedKey) (KeySet, error) {
 		if k.ID() != p.KeyID {
 			return KeySet{}, fmt.Errorf("%w: published %s, derived %s", ErrKeyIDMismatch, p.KeyID, k.ID())
 		}
-		if p.Role != RoleWriter && p.Role != RoleWitness {
+		if !knownRole(p.Role) {
 			return KeySet{}, fmt.Errorf("%w: key %s has unknown role %q", ErrInvalidKey, p.KeyID, p.Role)
 		}
 		if _, dup := ks.keys[p.KeyID]; dup {
@@ -204,8 +214,19 @@ func (ks KeySet) Lookup(id KeyID, role Role) (PublicKey, error) {
 // Len returns the number of pinned keys.
 func (ks KeySet) Len() int { return len(ks.keys) }
 
-// Published returns the set as published records, sorted writers first, then
-// by id.
+// Count returns the number of pinned keys in role r.
+func (ks KeySet) Count(r Role) int {
+	n := 0
+	for _, p := range ks.keys {
+		if p.role == r {
+			n++
+		}
+	}
+	return n
+}
+
+// Published returns the set as published records, sorted by role (writer,
+// witness, bridge, node), then by id.
 func (ks KeySet) Published() []PublishedKey {
 	out := make([]PublishedKey, 0, len(ks.keys))
 	for _, p := range ks.keys {
@@ -213,11 +234,15 @@ func (ks KeySet) Published() []PublishedKey {
 	}
 	slices.SortFunc(out, func(a, b PublishedKey) int {
 		if a.Role != b.Role {
-			return strings.Compare(string(b.Role), string(a.Role)) // "writer" > "witness"
+			return roleOrder(a.Role) - roleOrder(b.Role)
 		}
 		return strings.Compare(string(a.KeyID), string(b.KeyID))
 	})
 	return out
+}
+
+func roleOrder(r Role) int {
+	return slices.Index([]Role{RoleWriter, RoleWitness, RoleBridge, RoleNode}, r)
 }
 
 // Signers are the private keys that seal blocks: one writer and any number
@@ -272,8 +297,9 @@ func smallOrder(pub []byte) bool {
 	return err != nil
 }
 
-// KeysDocument is the published keys file (keys.json in the data directory,
-// and the form verifiers accept for pinned keys).
+// KeysDocument is the legacy published keys file, {"keys":[…]}, that
+// instances wrote before the trust document (TrustDocument); ParseTrustDocument
+// still accepts it.
 //
 //	{"keys":[{"key_id":"ed25519:…","public_key":"…","role":"writer"}, …]}
 type KeysDocument struct {

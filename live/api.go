@@ -59,6 +59,8 @@ type definition struct {
 	app   *fiber.App
 	proof huma.API // described in /openapi.json
 	v1    huma.API // described in /api/v1/openapi.json
+
+	served *routeTable // every route defined, once finish has run
 }
 
 // define registers every route on app. With apiOnly, app is the API origin's

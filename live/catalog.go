@@ -99,3 +99,12 @@ func Endpoints(site Site) []Endpoint {
 	s := &Server{site: &site}
 	return s.define(newApp(nil), false).catalog()
 }
+
+// Answers returns whether the live edge defined for site answers a path,
+// concrete (/api/v1/towns/case) or a template (/api/node/{id}): what the
+// build publishes as live is derived from it, as the live edge derives its
+// own statements.
+func Answers(site Site) func(path string) bool {
+	s := &Server{site: &site}
+	return s.define(newApp(nil), false).serves
+}

@@ -57,7 +57,9 @@ type Topology struct {
 	Nodes      int      `json:"nodes" doc:"AI nodes on the collective roster"`
 	Humans     int      `json:"humans"`
 	Federation []string `json:"federation" doc:"Federation ids answered at /api/node/{id}"`
-	LiveTowns  []string `json:"live_towns"`
+	LiveTowns  []string `json:"live_towns" doc:"Towns whose route this server answers"`
+	// RoadmapTowns are configured towns whose route does not answer yet.
+	RoadmapTowns []string `json:"roadmap_towns" doc:"Configured towns whose route this server does not answer yet"`
 }
 
 // Persistence describes where the chain lives.
@@ -106,7 +108,7 @@ type NodeList struct {
 type CollectiveStatus struct {
 	Nodes     []CollectiveNode `json:"nodes"`
 	AINodes   int              `json:"ai_nodes"`
-	LiveTowns int              `json:"live_towns"`
+	LiveTowns int              `json:"live_towns" doc:"Towns whose route this server answers"`
 	Fresh
 }
 
@@ -118,8 +120,10 @@ type CollectiveNode struct {
 	Station     string `json:"station"`
 	TrustLevel  string `json:"trust_level"`
 	Status      string `json:"status" enum:"rostered,human" doc:"rostered: on the roster; this server does not yet run AI nodes"`
-	LiveTown    string `json:"live_town,omitempty"`
-	PublicRoute string `json:"public_route,omitempty"`
+	LiveTown    string `json:"live_town,omitempty" doc:"The node's town, while its route answers"`
+	PublicRoute string `json:"public_route,omitempty" doc:"The node's public route, while it answers"`
+	// RoadmapRoute is the node's public route while it does not answer.
+	RoadmapRoute string `json:"roadmap_route,omitempty" doc:"The node's public route, announced: this server does not answer it yet"`
 }
 
 // NodeIdentity is one federation node.
@@ -145,6 +149,7 @@ type PublicNode struct {
 // Airlock states what a public route grants.
 type Airlock struct {
 	Route                     string `json:"route"`
+	Status                    string `json:"status" enum:"live,roadmap" doc:"live when this server answers the route; roadmap until then, and the rule is the design the route must meet"`
 	PrivateMemory             bool   `json:"private_memory"`
 	PrivateContext            bool   `json:"private_context"`
 	SessionContextIsAuthority bool   `json:"session_context_is_authority"`
@@ -194,7 +199,7 @@ func (d *definition) registerDiscovery() {
 			l := NodeList{RosterSize: len(s.site.Nodes), HumanAuthority: s.humanAuthority(), Federation: []charter.Node{}, Fresh: fresh()}
 			for _, n := range s.site.Nodes {
 				if n.ID != "" {
-					l.Federation = append(l.Federation, n)
+					l.Federation = append(l.Federation, n.Served(d.serves))
 				}
 			}
 			return l, nil
@@ -209,11 +214,13 @@ func (d *definition) registerDiscovery() {
 				} else {
 					cs.AINodes++
 				}
-				if n.Town != "" {
+				town := d.liveTown(n)
+				if town != "" {
 					cs.LiveTowns++
 				}
+				n = n.Served(d.serves)
 				cs.Nodes = append(cs.Nodes, CollectiveNode{Designation: n.Designation, Name: n.Name, Platform: n.Platform, Station: n.Station,
-					TrustLevel: n.TrustLevel, Status: status, LiveTown: n.Town, PublicRoute: n.PublicRoute})
+					TrustLevel: n.TrustLevel, Status: status, LiveTown: town, PublicRoute: n.PublicRoute, RoadmapRoute: n.RoadmapRoute})
 			}
 			return cs, nil
 		})
@@ -224,7 +231,7 @@ func (d *definition) registerDiscovery() {
 			if !ok {
 				return nil, problem(http.StatusNotFound, "not-found", "no federation node has this id; known ids: "+strings.Join(s.federationIDs(), ", "))
 			}
-			id := NodeIdentity{Node: n, Context: s.nodeContext(n), Fresh: fresh()}
+			id := NodeIdentity{Node: n.Served(d.serves), Context: s.nodeContext(n), Fresh: fresh()}
 			for _, t := range s.site.Towns {
 				if t.ID == n.Town {
 					id.Town = &t
@@ -234,7 +241,7 @@ func (d *definition) registerDiscovery() {
 		})
 	for _, name := range []string{"ember", "lumen"} {
 		get(d.proof, "/api/page-data/node/"+name, "page-data-"+name, "Identity metadata of the public node "+strings.ToUpper(name[:1])+name[1:], discoveryTags,
-			func(context.Context) (PublicNode, error) { return s.publicNode("/api/" + name) })
+			func(context.Context) (PublicNode, error) { return s.publicNode("/api/"+name, d.serves) })
 	}
 	get(d.proof, "/api/constitution", "constitution", "Constitution runtime artifact (CC0)", discoveryTags,
 		func(context.Context) (ConstitutionArtifact, error) {
@@ -295,12 +302,16 @@ func (s *Server) nodeContext(n charter.Node) string {
 	return "An AI node: advises, drafts and witnesses. It cannot change public claims, anchor certifications, rotate keys or send outside the federation without a Bridge authorization checked by the gate."
 }
 
-func (s *Server) publicNode(route string) (PublicNode, error) {
+func (s *Server) publicNode(route string, answers func(string) bool) (PublicNode, error) {
 	for _, n := range s.site.Nodes {
 		if n.PublicRoute == route {
-			return PublicNode{Node: n, Airlock: Airlock{Route: route,
-				Rule: "Public airlock: no private memory or context is given to this route, and session-context fields in a request are never treated as authority."},
-				Fresh: fresh()}, nil
+			a := Airlock{Route: route, Status: "live",
+				Rule: "Public airlock: no private memory or context is given to this route, and session-context fields in a request are never treated as authority."}
+			if !answers(route) {
+				a.Status = "roadmap"
+				a.Rule = "Roadmap: this server does not answer " + route + " yet. When it does, the design it must meet: no private memory or context is given to the route, and session-context fields in a request are never treated as authority."
+			}
+			return PublicNode{Node: n.Served(answers), Airlock: a, Fresh: fresh()}, nil
 		}
 	}
 	return PublicNode{}, problem(http.StatusNotFound, "not-found", "no public node is configured for "+route)
@@ -333,8 +344,13 @@ func (s *Server) health(d *definition) Health {
 			h.Topology.Nodes++
 		}
 	}
-	for _, t := range s.site.Towns {
-		h.Topology.LiveTowns = append(h.Topology.LiveTowns, t.ID)
+	h.Topology.LiveTowns, h.Topology.RoadmapTowns = []string{}, []string{}
+	for _, t := range d.towns() {
+		if t.Status == "live" {
+			h.Topology.LiveTowns = append(h.Topology.LiveTowns, t.ID)
+		} else {
+			h.Topology.RoadmapTowns = append(h.Topology.RoadmapTowns, t.ID)
+		}
 	}
 	verified := h.Chain.Verified
 	for _, e := range d.catalog() {

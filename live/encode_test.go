@@ -89,7 +89,7 @@ func TestPreEncodedRoutesFollowTheChain(t *testing.T) {
 
 	next := v
 	next.AppendedSinceWalk = 1
-	next.Checkpoint = &ledger.Checkpoint{Size: v.Checkpoint.Size + 1, HeadHash: ledger.Hash{1}}
+	next.Checkpoint = &ledger.Checkpoint{Size: v.Checkpoint.Size + 1, Root: ledger.Hash{1}}
 	next.Verdict = "FAIL"
 	chain.verdict = next
 	chain.version++

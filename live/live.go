@@ -52,6 +52,9 @@ type Options struct {
 	// Towns serves the town routes (/api/v1/towns/*); without it they
 	// answer 503.
 	Towns *towns.Towns
+	// Publisher signs the chain's checkpoints and writes its export; without
+	// it signed_checkpoint is null and /api/ledger/export answers 503.
+	Publisher Publisher
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies
@@ -194,6 +197,14 @@ func (s *Server) newApp(apiOnly bool) *fiber.App {
 	table := &routeTable{}
 	if s.chain != nil {
 		table = newRouteTable(s.define(app, apiOnly))
+	}
+	if apiOnly {
+		// The API origin's own address leads to its root.
+		app.Get("/", func(c *fiber.Ctx) error {
+			c.Location("/api/v1")
+			c.Set(fiber.HeaderContentType, "text/plain; charset=utf-8")
+			return c.Status(fiber.StatusPermanentRedirect).SendString("The API origin's root is /api/v1\n")
+		})
 	}
 	app.Use(s.fallback(table, apiOnly))
 	s.harden(app.Server(), table)

@@ -22,6 +22,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live/memory/dual"
@@ -52,20 +53,29 @@ func testSite() *Site {
 	}
 }
 
-// testLedger is a real chain store (Badger, ed25519) with its signers: it
-// appends as the instance's chain does.
+// testLedger is a real chain (ledger/chain over Badger) as the live edge
+// sees it: the store's reads (Chain), durable appends (Appender) and the
+// chain's signed checkpoints and export (Publisher).
 type testLedger struct {
 	*store.Store
-	signers ledger.Signers
+	*chain.Chain
 }
 
-// Append seals e with the ledger's signers and appends it, synced.
+// Append seals e with the chain's keys and appends it, synced.
 func (l testLedger) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
-	return l.AppendEntry(ctx, e, l.signers)
+	return l.Chain.Append(ctx, e)
 }
+
+// Close closes the chain (and its store).
+func (l testLedger) Close() error { return l.Chain.Close() }
+
+// testChain seals the project's history with fresh keys into a real
+// chain, walked once.
+func testChain(t testing.TB) testLedger { return newTestLedger(t, "") }
 
 // newTestLedger seals the project's history with fresh keys into a real
-// store in dir (a temporary directory when empty), verified.
+// chain whose data folder is dir (a temporary directory when empty),
+// walked once.
 func newTestLedger(t testing.TB, dir string) testLedger {
 	t.Helper()
 	f, err := os.Open("../content/ledger/history.jsonl")
@@ -73,48 +83,24 @@ func newTestLedger(t testing.TB, dir string) testLedger {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	rows, err := ledger.ReadHistory(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var signers ledger.Signers
-	if signers.Writer, err = ledger.GenerateKey(nil); err != nil {
-		t.Fatal(err)
-	}
-	w, _ := ledger.GenerateKey(nil)
-	signers.Witnesses = []ledger.PrivateKey{w}
-	blocks, privs, err := ledger.SealHistory(rows, signers)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if dir == "" {
-		dir = filepath.Join(t.TempDir(), "ledger")
+		dir = filepath.Join(t.TempDir(), "data")
 	}
-	opts := store.Options{Keys: signers.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
-	if _, err := store.Create(dir, blocks, privs, opts); err != nil {
+	opts := chain.Options{DataDir: dir, Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}},
+		LogOrigin: "proof.test.example/ledger"}
+	if _, err := chain.Init(context.Background(), opts, f); err != nil {
 		t.Fatal(err)
 	}
-	return openTestLedger(t, dir, signers)
-}
-
-// openTestLedger opens the store in dir, verifies it, and closes it when
-// the test ends.
-func openTestLedger(t testing.TB, dir string, signers ledger.Signers) testLedger {
-	t.Helper()
-	opts := store.Options{Keys: signers.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
-	s, err := store.Open(dir, opts)
+	c, err := chain.Open(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	if _, err := s.FullWalk(context.Background(), nil, nil); err != nil {
+	t.Cleanup(func() { c.Close() })
+	if _, err := c.Walk(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return testLedger{Store: s, signers: signers}
+	return testLedger{Store: c.Store(), Chain: c}
 }
-
-// testChain is a verified chain of the project's history.
-func testChain(t testing.TB) *store.Store { return newTestLedger(t, "").Store }
 
 // testPublic writes a small built site.
 func testPublic(t testing.TB) string {
@@ -150,6 +136,9 @@ func newTestServer(t testing.TB, opts Options) *Server {
 	}
 	if opts.Site == nil {
 		opts.Site = testSite()
+	}
+	if p, ok := opts.Chain.(Publisher); ok && opts.Publisher == nil {
+		opts.Publisher = p
 	}
 	srv, err := New(opts)
 	if err != nil {

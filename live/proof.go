@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"iter"
 	"net/http"
 	"time"
@@ -21,15 +22,35 @@ type Chain interface {
 	StrictTable() (ledger.StrictTable, bool)
 	// Range yields the blocks with from <= index < to, in index order.
 	Range(ctx context.Context, from, to int64) iter.Seq2[ledger.Block, error]
+	// Head is the stored row with the highest index; the spine's head is
+	// the verdict's.
 	Head() ledger.Block
 	Genesis() ledger.Block
 	Count() int64
 	Day(now time.Time) int64
+	// Keys, GenesisHash, Seams and WitnessQuorum are the pins the chain is
+	// verified with (its trust document's).
 	Keys() ledger.KeySet
+	GenesisHash() ledger.Hash
+	Seams() []ledger.Seam
+	WitnessQuorum() int
 	// Version grows whenever Verdict, StrictTable, Head or Count would
 	// answer differently; documents derived from the chain are kept per
 	// version.
 	Version() uint64
+}
+
+// Publisher is what the instance's chain publishes for verifiers beyond
+// the store's rows: its checkpoints signed with the log's key, and the
+// export. cmd passes the instance's chain (ledger/chain.Chain).
+type Publisher interface {
+	// SignCheckpoint returns cp as a C2SP signed note.
+	SignCheckpoint(cp ledger.Checkpoint) ([]byte, error)
+	// Export writes the JSONL export: a header carrying the signed
+	// checkpoint over exactly the rows that follow, then every row, read
+	// from one snapshot; private adds descriptions and payloads (never
+	// asked for here).
+	Export(ctx context.Context, w io.Writer, private bool) error
 }
 
 // errNotVerified answers while the first full walk has not finished.
@@ -96,25 +117,35 @@ func (st ChainStatus) encoded() ([]byte, time.Time) { return st.doc, st.Generate
 // ChainState is a ChainStatus without its generation time: it changes only
 // with the chain (and the day).
 type ChainState struct {
-	Status              string                `json:"status" enum:"ok,failing,verifying"`
-	Day                 int64                 `json:"day" doc:"Days since the genesis block"`
-	Head                *BlockRef             `json:"head"`
-	Genesis             *BlockRef             `json:"genesis"`
-	CanonicalSpineValid *bool                 `json:"canonical_spine_valid"`
-	Verdict             string                `json:"verdict"`
-	Blocks              int64                 `json:"blocks"`
-	Checkpoint          *ledger.Checkpoint    `json:"checkpoint" doc:"Keep it: a later chain must extend it (verify-ledger --checkpoint)"`
-	Keys                []ledger.PublishedKey `json:"keys" doc:"Writer and witness keys; pin them"`
-	LastFullWalkAt      *time.Time            `json:"last_full_walk_at"`
+	Status              string     `json:"status" enum:"ok,failing,verifying"`
+	Day                 int64      `json:"day" doc:"Days since the genesis block"`
+	Head                *BlockRef  `json:"head" doc:"The canonical spine's head, as verified (null until the first full walk)"`
+	CanonicalSpineValid *bool      `json:"canonical_spine_valid"`
+	Verdict             string     `json:"verdict"`
+	Blocks              int64      `json:"blocks" doc:"Rows stored, on and off the spine"`
+	LastFullWalkAt      *time.Time `json:"last_full_walk_at"`
+	ChainPins
+}
+
+// ChainPins are what a verifier pins and keeps, as this server verifies
+// with them: the trust document's keys, genesis, seams and quorum (also
+// published whole at /keys.json), and the signed checkpoint to remember.
+type ChainPins struct {
+	Genesis          *BlockRef             `json:"genesis" doc:"The pinned genesis block"`
+	Keys             []ledger.PublishedKey `json:"keys" doc:"Writer, witness and Bridge keys; pin them (the whole trust document is /keys.json)"`
+	DocumentedSeams  []ledger.Seam         `json:"documented_seams" doc:"The documented strict-table seams, each pinned by its row's hash and prev_hash"`
+	WitnessQuorum    int                   `json:"witness_quorum" doc:"Distinct pinned witness signatures every block needs"`
+	Checkpoint       *ledger.Checkpoint    `json:"checkpoint" doc:"The log's origin, size and RFC 6962 Merkle root over every row"`
+	SignedCheckpoint *string               `json:"signed_checkpoint" doc:"The checkpoint as a C2SP signed note (tlog-checkpoint), signed with the log's checkpoint key; null unless the verdict passes. Keep it: a later chain must extend it (verify-ledger --checkpoint FILE)"`
 }
 
 // LatestState is the latest public chain state on the API origin.
 type LatestState struct {
-	Head                json.RawMessage    `json:"head" doc:"The head block's public metadata"`
-	Checkpoint          *ledger.Checkpoint `json:"checkpoint"`
-	Blocks              int64              `json:"blocks"`
-	CanonicalSpineValid *bool              `json:"canonical_spine_valid"`
-	Verdict             string             `json:"verdict"`
+	Head                json.RawMessage `json:"head" doc:"The canonical spine head's public metadata, as verified (null until the first full walk)"`
+	Blocks              int64           `json:"blocks"`
+	CanonicalSpineValid *bool           `json:"canonical_spine_valid"`
+	Verdict             string          `json:"verdict"`
+	ChainPins
 	Fresh
 }
 
@@ -153,6 +184,7 @@ func (d *definition) registerProof() {
 	get(d.proof, "/api/chain/status", "chain-status", "Chain status", proofTags, func(context.Context) (ChainStatus, error) {
 		return s.chainStatus(), nil
 	})
+	d.registerExport()
 	get(d.proof, "/api/openapi", "openapi-pointer", "Where the canonical API description lives", proofTags, func(context.Context) (OpenAPIPointer, error) {
 		return OpenAPIPointer{Canonical: s.site.APIURL + "/api/v1/openapi.json", ProofSurface: s.site.BaseURL + "/openapi.json", Fresh: fresh()}, nil
 	})
@@ -174,13 +206,12 @@ func (s *Server) strictTable(ctx context.Context) (*reply[TableResponse], error)
 	resp := TableResponse{
 		OK: v.Pass(), CanonicalSpineValid: &v.CanonicalSpineValid, StrictTableValid: &v.StrictTableValid,
 		StrictTableBreakAtBlock: v.StrictTableBreakAtBlock, Verdict: v.Verdict, MetadataOnly: true,
-		Breaks: nonNil(table.Breaks), DocumentedSeams: nonNil(v.DocumentedSeams), OffSpineRows: nonNil(v.OffSpineRows),
+		Breaks: nonNil(table.Breaks), DocumentedSeams: nonNil(s.chain.Seams()), OffSpineRows: nonNil(v.OffSpineRows),
 	}
-	// The rows the verdict covers: appends after this moment wait for the
-	// next request.
-	n := v.RowsChecked + v.AppendedSinceWalk
-	blocks := make([]ledger.Block, 0, n)
-	for b, err := range s.chain.Range(ctx, 0, n) {
+	// Every stored row, from one snapshot; the verdict annotates those it
+	// covers.
+	blocks := make([]ledger.Block, 0, s.chain.Count())
+	for b, err := range s.chain.Range(ctx, 0, -1) {
 		if err != nil {
 			return nil, err
 		}
@@ -208,28 +239,74 @@ func (s *Server) chainStatus() ChainStatus {
 
 // chainState reads the chain status from the chain.
 func (s *Server) chainState(now time.Time) ChainState {
-	st := ChainState{Status: "verifying", Day: s.chain.Day(now), Head: blockRef(s.chain.Head()), Genesis: blockRef(s.chain.Genesis()),
-		Blocks: s.chain.Count(), Keys: s.chain.Keys().Published()}
-	if v, ok := s.chain.Verdict(); ok {
+	st := ChainState{Status: "verifying", Day: s.chain.Day(now), Blocks: s.chain.Count()}
+	v, ok := s.chain.Verdict()
+	if ok {
 		st.Status = "failing"
 		if v.Pass() {
 			st.Status = "ok"
 		}
-		st.CanonicalSpineValid, st.Verdict, st.Checkpoint, st.LastFullWalkAt = &v.CanonicalSpineValid, v.Verdict, v.Checkpoint, v.LastFullWalkAt
+		st.CanonicalSpineValid, st.Verdict, st.LastFullWalkAt = &v.CanonicalSpineValid, v.Verdict, v.LastFullWalkAt
+		if v.Head != nil {
+			st.Head = pointRef(*v.Head, s.chain.Head())
+		}
 	}
+	st.ChainPins = s.chainPins(v, ok)
 	return st
 }
 
-func (s *Server) latestState() (LatestState, error) {
-	head := s.chain.Head()
-	raw, err := head.MarshalJSON()
-	if err != nil {
-		return LatestState{}, err
+// pointRef names a verified block; its time and kind come from stored, the
+// stored head, when that is the same block.
+func pointRef(p ledger.Point, stored ledger.Block) *BlockRef {
+	ref := &BlockRef{Index: p.Index, Hash: p.Hash}
+	if !stored.IsZero() && stored.Hash() == p.Hash {
+		ref = blockRef(stored)
 	}
-	st := LatestState{Head: raw, Blocks: s.chain.Count()}
-	if v, ok := s.chain.Verdict(); ok {
-		st.CanonicalSpineValid, st.Verdict, st.Checkpoint = &v.CanonicalSpineValid, v.Verdict, v.Checkpoint
+	return ref
+}
+
+// chainPins are the pins and, for a passing verdict v, its signed
+// checkpoint.
+func (s *Server) chainPins(v ledger.Verdict, verified bool) ChainPins {
+	p := ChainPins{Keys: s.chain.Keys().Published(), DocumentedSeams: nonNil(s.chain.Seams()), WitnessQuorum: s.chain.WitnessQuorum()}
+	if g := s.chain.GenesisHash(); !g.IsZero() {
+		p.Genesis = pointRef(ledger.Point{Index: 0, Hash: g}, s.chain.Genesis())
 	}
+	if !verified {
+		return p
+	}
+	p.Checkpoint = v.Checkpoint
+	if v.Pass() && v.Checkpoint != nil && s.opts.Publisher != nil {
+		note, err := s.opts.Publisher.SignCheckpoint(*v.Checkpoint)
+		if err != nil {
+			s.log.Error("signing the checkpoint", "err", err)
+		} else {
+			text := string(note)
+			p.SignedCheckpoint = &text
+		}
+	}
+	return p
+}
+
+func (s *Server) latestState(ctx context.Context) (LatestState, error) {
+	st := LatestState{Head: json.RawMessage("null"), Blocks: s.chain.Count()}
+	v, ok := s.chain.Verdict()
+	if ok {
+		st.CanonicalSpineValid, st.Verdict = &v.CanonicalSpineValid, v.Verdict
+		if v.Head != nil {
+			for b, err := range s.chain.Range(ctx, v.Head.Index, v.Head.Index+1) {
+				if err != nil {
+					return LatestState{}, err
+				}
+				if b.Hash() == v.Head.Hash {
+					if st.Head, err = b.MarshalJSON(); err != nil {
+						return LatestState{}, err
+					}
+				}
+			}
+		}
+	}
+	st.ChainPins = s.chainPins(v, ok)
 	st.Fresh = fresh()
 	return st, nil
 }

@@ -46,6 +46,17 @@ func (d *definition) finish() {
 			}
 		}
 	}
+	d.served = newRouteTable(d)
+}
+
+// serves reports whether path (concrete, such as /api/v1/towns/case, or a
+// template, such as /api/node/{id}) is a route this definition answers.
+// Whatever the live edge says is live is derived from it: a feature, a
+// town, a node's public route is announced as live only while its route
+// answers.
+func (d *definition) serves(path string) bool {
+	path, _, _ = strings.Cut(path, "?")
+	return d.served.match([]byte(path)) != nil
 }
 
 func operations(item *huma.PathItem) []*huma.Operation {

@@ -72,7 +72,7 @@ func (d *definition) registerV1() {
 				{"certify", "/api/v1/certify", "attestation preview; anchored issuance stays Bridge-gated", false},
 				{"verify", "/api/v1/verify", "verify a certificate against the ledger", false},
 			} {
-				w.Available = s.routeDefined(d, w.Path)
+				w.Available = d.serves(w.Path)
 				root.Workflows = append(root.Workflows, w)
 			}
 			return root, nil
@@ -98,7 +98,7 @@ func (d *definition) registerV1() {
 		PostRoute{MaxBodyBytes: handshakeBodyLimit}, handshake)
 
 	get(d.v1, "/api/chain/latest", "chain-latest", "Latest public chain state", v1Tags,
-		func(context.Context) (LatestState, error) { return s.latestState() })
+		func(ctx context.Context) (LatestState, error) { return s.latestState(ctx) })
 
 	d.v1.OpenAPI().AddOperation(&huma.Operation{OperationID: "openapi-v1", Method: http.MethodGet, Path: "/api/v1/openapi.json",
 		Summary: "This description (OpenAPI 3.1)", Tags: v1Tags,
@@ -122,14 +122,4 @@ func (s *Server) orientation() Orientation {
 		Start: []string{s.site.BaseURL + "/llms.txt", s.site.BaseURL + "/api/discover", s.site.BaseURL + "/api/ledger/verify", s.site.APIURL + "/api/v1/openapi.json"},
 		Fresh: fresh(),
 	}
-}
-
-// routeDefined reports whether path is a documented route of this server.
-func (s *Server) routeDefined(d *definition, path string) bool {
-	for _, api := range []huma.API{d.proof, d.v1} {
-		if api != nil && api.OpenAPI().Paths[path] != nil {
-			return true
-		}
-	}
-	return false
 }

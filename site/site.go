@@ -185,11 +185,13 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 func (b *Builder) RenderAll() { b.renderer.Forget() }
 
 // reportProgress logs how many files are done while a build runs longer than
-// ProgressEvery; the returned function stops it.
+// ProgressEvery; the returned function stops it and returns once it has
+// logged its last line, so nothing is logged after the build returns.
 func (b *Builder) reportProgress(done *atomic.Int64) (stop func()) {
 	t := time.NewTicker(b.opts.ProgressEvery)
 	quit := make(chan struct{})
-	go func() {
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for {
 			select {
 			case <-t.C:
@@ -198,8 +200,8 @@ func (b *Builder) reportProgress(done *atomic.Int64) (stop func()) {
 				return
 			}
 		}
-	}()
-	return func() { t.Stop(); close(quit) }
+	})
+	return func() { t.Stop(); close(quit); wg.Wait() }
 }
 
 func humanBytes(n int64) string {

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"flag"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
@@ -37,7 +39,12 @@ var testArtifacts = []render.Artifact{
 func testRenderOptions() render.Options {
 	return render.Options{
 		Artifacts: testArtifacts,
-		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true}},
+		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true},
+			{Method: "GET", Path: "/api/v1/towns/{id}", Summary: "One town", OnAPI: true}},
+		// The fixture's live edge answers its towns, and no node's public route.
+		Answers: func(path string) bool {
+			return strings.HasPrefix(path, "/api/v1/towns/") || path == "/api/ledger/verify"
+		},
 	}
 }
 
@@ -320,8 +327,11 @@ func TestOutputs(t *testing.T) {
 		}
 	})
 	t.Run("host files route live paths and type markdown", func(t *testing.T) {
-		if !bytes.Contains(read("_redirects"), []byte("/api/*  https://api.fixture.example/api/:splat  200")) {
-			t.Errorf("_redirects does not proxy /api/*:\n%s", read("_redirects"))
+		// Only what the API origin answers is sent there.
+		redirects := read("_redirects")
+		if !bytes.Contains(redirects, []byte("\n/api/v1/towns/:id  https://api.fixture.example/api/v1/towns/:id  200\n")) ||
+			bytes.Contains(redirects, []byte("/api/ledger/verify  ")) || bytes.Contains(redirects, []byte("/api/*")) {
+			t.Errorf("_redirects:\n%s", redirects)
 		}
 		if !bytes.Contains(read("_headers"), []byte("/*.md\n  Content-Type: text/markdown; charset=utf-8")) {
 			t.Error("_headers does not type .md files as markdown")
@@ -383,3 +393,24 @@ func TestProjectContent(t *testing.T) {
 }
 
 func twoDigits(i int) string { return string(rune('0'+i/10)) + string(rune('0'+i%10)) }
+
+// A build logs its progress while it runs and nothing after it returns:
+// the progress reporter is stopped, and waited for, before Build returns
+// (run under -race, the buffer below is read while a late line would
+// still be written).
+func TestProgressStopsWithTheBuild(t *testing.T) {
+	var logs bytes.Buffer
+	b, err := site.New(site.Options{ContentDir: fixtureDir, OutDir: t.TempDir(), Render: testRenderOptions(),
+		ProgressEvery: time.Microsecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Build(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	after := logs.String()
+	time.Sleep(10 * time.Millisecond)
+	if logs.String() != after {
+		t.Fatal("the progress reporter logged after the build returned")
+	}
+}

@@ -64,12 +64,19 @@ func TestDependencyDirections(t *testing.T) {
 	const badger = "github.com/dgraph-io/badger/v4"
 	stateful := []string{mod + "/ledger/store", mod + "/ledger/chain", mod + "/ledger/keystore"}
 	ours := []string{mod + "/site", mod + "/live", mod + "/cmd", mod + "/templates"}
+	// The pure ledger's only libraries: the JCS library and what its
+	// transparency-log layer (ledger/tlog) uses.
+	pure := []string{mod + "/ledger", "github.com/gowebpki/jcs", "github.com/transparency-dev/merkle",
+		"github.com/transparency-dev/formats/log", "golang.org/x/mod/sumdb/note"}
 	tests := []struct {
 		pattern   string
 		forbidden []string          // import path prefixes
 		except    map[string]string // package -> a forbidden prefix it may use anyway
+		only      []string          // when set, every non-standard dependency is under one of these
 	}{
-		{pattern: "ledger", forbidden: slices.Concat(ours, stateful, []string{badger, mod + "/ledger/gate", mod + "/ledger/charter"})},
+		{pattern: "ledger", forbidden: slices.Concat(ours, stateful, []string{badger, mod + "/ledger/gate", mod + "/ledger/charter"}), only: pure},
+		// The Merkle maths and signed checkpoints, below the ledger.
+		{pattern: "ledger/tlog", forbidden: slices.Concat(ours, []string{mod + "/ledger"}), only: pure[1:]},
 		// The charter and the gate are pure: values and decisions, no disk.
 		{pattern: "ledger/charter", forbidden: slices.Concat(ours, stateful, []string{badger})},
 		{pattern: "ledger/gate", forbidden: slices.Concat(ours, stateful, []string{badger, mod + "/ledger/charter"})},
@@ -102,6 +109,10 @@ func TestDependencyDirections(t *testing.T) {
 						if under(d, f) && tc.except[p.path] != f {
 							t.Errorf("%s depends on %s", p.path, d)
 						}
+					}
+					standard := !strings.Contains(strings.Split(d, "/")[0], ".")
+					if tc.only != nil && !standard && !slices.ContainsFunc(tc.only, func(o string) bool { return under(d, o) }) {
+						t.Errorf("%s depends on %s, which is not one of its libraries", p.path, d)
 					}
 				}
 			}

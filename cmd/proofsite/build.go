@@ -44,20 +44,20 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	opts, err := renderOptions(ch, cfg.Data)
-	if err != nil {
-		return err
-	}
-	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Logger: env.logger})
-	if err != nil {
-		return err
-	}
 	if *publishClaims {
 		msg, err := publish(ctx, env, cfg, *authFile)
 		if err != nil {
 			return contentError(env, cfg.Content, cfg.Out, err)
 		}
 		fmt.Fprintln(env.stdout, msg)
+	}
+	opts, err := renderOptions(env, ch, cfg.Data)
+	if err != nil {
+		return err
+	}
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Logger: env.logger})
+	if err != nil {
+		return err
 	}
 	res, err := b.Build(ctx, nil)
 	if err != nil {
@@ -83,7 +83,11 @@ func publish(ctx context.Context, env *environment, cfg *config, authFile string
 			return "", err
 		}
 	}
-	c, err := chain.Open(cfg.chainOptions(env, s.Charter, false))
+	opts, err := cfg.chainOptions(env, s.Charter, false)
+	if err != nil {
+		return "", err
+	}
+	c, err := chain.Open(opts)
 	if err != nil {
 		return "", fmt.Errorf("%w: publishing records the decision on the chain: %w", chain.ErrPublishRefused, err)
 	}
@@ -92,7 +96,15 @@ func publish(ctx context.Context, env *environment, cfg *config, authFile string
 	if errors.Is(err, chain.ErrPublishRefused) {
 		return "", fmt.Errorf("%w: the chain and %s are unchanged", err, cfg.Out)
 	}
-	return msg, err
+	if err != nil {
+		return "", err
+	}
+	// The claims now published, the trust document says the same (the
+	// Bridge keys, the quorum, the log).
+	if _, err := chain.PublishTrust(opts); err != nil {
+		return "", fmt.Errorf("the publish decision is on the chain, but the trust document: %w", err)
+	}
+	return msg, nil
 }
 
 // contentError prints every content problem on its own line, located

@@ -304,16 +304,28 @@ func checkContentDir(dir string) error {
 	return nil
 }
 
-// chainOptions are the chain's options under this configuration.
-func (c *config) chainOptions(env *environment, ch *charter.Charter, readOnly bool) chain.Options {
-	return chain.Options{
-		DataDir:   c.Data,
-		Keys:      keystore.Options{WitnessDir: c.WitnessKeys, Witnesses: c.Witnesses},
-		Seams:     ch.Ledger.Seams(),
-		ReadOnly:  readOnly,
-		WalkEvery: c.WalkEvery,
-		Logger:    env.logger,
+// chainOptions are the chain's options under this configuration, with the
+// policy of site.yaml (policyOptions).
+func (c *config) chainOptions(env *environment, ch *charter.Charter, readOnly bool) (chain.Options, error) {
+	opts, err := policyOptions(ch)
+	opts.DataDir, opts.ReadOnly, opts.WalkEvery, opts.Logger = c.Data, readOnly, c.WalkEvery, env.logger
+	opts.Keys = keystore.Options{WitnessDir: c.WitnessKeys, Witnesses: c.Witnesses}
+	return opts, err
+}
+
+// policyOptions are the chain options site.yaml decides, the policy the
+// trust document publishes: the documented seams, the witness quorum, the
+// Bridge keys, and the log named after base_url's host.
+func policyOptions(ch *charter.Charter) (chain.Options, error) {
+	origin, err := chain.LogOrigin(ch.BaseURL)
+	if err != nil {
+		return chain.Options{}, err
 	}
+	bridge, err := ch.Gate.Published()
+	if err != nil {
+		return chain.Options{}, err
+	}
+	return chain.Options{Seams: ch.Ledger.Seams(), WitnessQuorum: ch.Ledger.Quorum(), LogOrigin: origin, BridgeKeys: bridge}, nil
 }
 
 // historyFile is the published history under the content folder.

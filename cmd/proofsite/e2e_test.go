@@ -321,9 +321,19 @@ func TestServeEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the downloadable verifier agrees with the server", func(t *testing.T) {
-		out, err := exec.Command(verifier, srv.base).CombinedOutput()
+		// The auditor pins the trust document (data/keys.json, published as /keys.json).
+		out, err := exec.Command(verifier, "--keys", filepath.Join(data, "keys.json"), srv.base).CombinedOutput()
 		if err != nil || !bytes.Contains(out, []byte("VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM")) {
 			t.Errorf("verify-ledger %s: %v\n%s", srv.base, err, out)
+		}
+		// Offline: the export streamed by the running server (no second
+		// process on the store, nothing private).
+		resp, export := srv.get(t, "/api/ledger/export")
+		file := filepath.Join(t.TempDir(), "export.jsonl")
+		os.WriteFile(file, export, 0o644)
+		out, err = exec.Command(verifier, "--keys", filepath.Join(data, "keys.json"), file).CombinedOutput()
+		if resp.StatusCode != 200 || err != nil || !bytes.Contains(out, []byte("VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM")) {
+			t.Errorf("verify-ledger on the served export (%d): %v\n%s", resp.StatusCode, err, out)
 		}
 		_, published := srv.get(t, "/downloads/verify-ledger.go")
 		source, _ := os.ReadFile("../verify-ledger/main.go")

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -221,17 +222,17 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	// Refused too: a scope wider than the change, a key that is not
 	// pinned, an expired authorization (each path has its unit test in
 	// ledger/gate; these check the wiring).
-	wider := window(maps(draft))
+	wider := window(maps.Clone(draft))
 	wider["authorization_id"], wider["scope"] = "wider", []string{"capability.maturity", "file:products/gate/README.md"}
 	other, _, _ := bridgeKey(t)
-	expired := maps(draft)
+	expired := maps.Clone(draft)
 	expired["authorization_id"] = "expired"
 	expired["issued_at"], expired["expires_at"] = now.Add(-2*time.Hour).Format(time.RFC3339), now.Add(-time.Hour).Format(time.RFC3339)
 	for _, tc := range []struct {
 		desc, auth, want string
 	}{
 		{"scope wider than the change", signAuthorization(t, key, wider), "[scope]"},
-		{"not a pinned key", signAuthorization(t, other, window(maps(draft))), "[wrong_key]"},
+		{"not a pinned key", signAuthorization(t, other, window(maps.Clone(draft))), "[wrong_key]"},
 		{"expired", signAuthorization(t, key, expired), "[expired]"},
 	} {
 		if code, _, stderr := publish(tc.auth); code != exitFailure || !strings.Contains(stderr, tc.want) {
@@ -241,7 +242,7 @@ func TestGatePublishEndToEnd(t *testing.T) {
 
 	// With a valid authorization for exactly this change: published, and
 	// the gate-decision block is on the canonical spine.
-	second := signAuthorization(t, key, window(maps(draft)))
+	second := signAuthorization(t, key, window(maps.Clone(draft)))
 	code, stdout, stderr = publish(second)
 	if code != exitOK || !strings.Contains(stdout, "recorded at block") {
 		t.Fatalf("second publish: exit %d\n%s%s", code, stdout, stderr)
@@ -288,14 +289,6 @@ func TestGatePublishEndToEnd(t *testing.T) {
 	if code, _, _ := cli(t, "build", "--content", src, "--out", out, "--authorization", second); code != exitUsage {
 		t.Errorf("--authorization alone: exit %d", code)
 	}
-}
-
-func maps(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 func TestGatePublishNeedsChain(t *testing.T) {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -54,7 +57,7 @@ func ledgerOptions(env *environment, cfg *config, readOnly bool) (chain.Options,
 	if err != nil {
 		return chain.Options{}, configError(env, cfg.Content, err)
 	}
-	return cfg.chainOptions(env, ch, readOnly), nil
+	return cfg.chainOptions(env, ch, readOnly)
 }
 
 func runLedgerInit(ctx context.Context, env *environment, args []string) error {
@@ -139,43 +142,62 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 
 func runLedgerVerify(ctx context.Context, env *environment, args []string) error {
 	var file, genesis, keysFile, checkpoint, state string
+	var quorum int
+	var seams []ledger.Seam
 	var asJSON bool
-	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--json] [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE]")
+	fs := newFlagSet(env, "ledger verify", "[--file EXPORT.jsonl] [--keys FILE] [--seam BLOCK:HASH:PREV]... [--quorum N] [--genesis HASH] [--checkpoint FILE|NOTE] [--state FILE] [--json]")
 	cf := registerConfig(fs, "ledger verify")
 	fs.StringVar(&file, "file", "", "verify this JSONL export instead of the store (- for stdin)")
 	fs.BoolVar(&asJSON, "json", false, "print the verdict as JSON")
-	fs.StringVar(&genesis, "genesis", "", "pinned genesis hash (default: the store's, or the export header's)")
-	fs.StringVar(&keysFile, "keys", "", "pinned keys file, keys.json form (default: the data dir's, or the export header's)")
-	fs.StringVar(&checkpoint, "checkpoint", "", "a checkpoint SIZE:HASH kept from an earlier run; the chain must extend it")
+	fs.StringVar(&keysFile, "keys", "", "the trust document to pin (keys, genesis, seams, quorum, log), as served at /keys.json (default DATA/keys.json)")
+	fs.Func("seam", "also document the seam `BLOCK:HASH:PREV`: the row with that index, hash and prev_hash (repeatable)", func(v string) error {
+		sm, err := parseSeamFlag(v)
+		seams = append(seams, sm)
+		return err
+	})
+	fs.IntVar(&quorum, "quorum", 0, "distinct pinned witness signatures every block needs (default the trust document's)")
+	fs.StringVar(&genesis, "genesis", "", "pinned genesis hash (default the trust document's)")
+	fs.StringVar(&checkpoint, "checkpoint", "", "a checkpoint kept from an earlier run: a file, the note text, or SIZE:ROOT; the chain must extend it")
 	fs.StringVar(&state, "state", "", "file remembering the last checkpoint: required if present, updated after a pass")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
+	}
+	if quorum < 0 {
+		return usagef("--quorum: want 1 or more, found %d", quorum)
 	}
 	cfg, err := cf.resolve(env)
 	if err != nil {
 		return err
 	}
-	if state != "" && checkpoint == "" {
-		if saved, err := os.ReadFile(state); err == nil {
-			checkpoint = strings.TrimSpace(string(saved))
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-	}
 	var pinGenesis ledger.Hash
 	if genesis != "" {
-		var err error
 		if pinGenesis, err = ledger.ParseHash(genesis); err != nil {
 			return usagef("--genesis: %v", err)
 		}
 	}
-	var cp *ledger.Checkpoint
-	if checkpoint != "" {
-		c, err := ledger.ParseCheckpoint(checkpoint)
-		if err != nil {
-			return usagef("--checkpoint: %v", err)
+	cp, err := rememberedCheckpoint(checkpoint, state)
+	if err != nil {
+		return err
+	}
+	// The pins: the trust document (the auditor's, or this instance's),
+	// with what the flags add. Never the data's own claims.
+	defaultKeys := keysFile == ""
+	if defaultKeys {
+		keysFile = filepath.Join(cfg.Data, chain.KeysFile)
+	}
+	var trust *ledger.TrustDocument
+	switch doc, _, err := chain.ReadTrustFile(keysFile); {
+	case err == nil:
+		doc.DocumentedSeams = append(doc.DocumentedSeams, seams...)
+		if quorum > 0 {
+			doc.WitnessQuorum = quorum
 		}
-		cp = &c
+		trust = &doc
+	case defaultKeys && errors.Is(err, iofs.ErrNotExist):
+		// None: an export is checked against its own keys alone; a data
+		// folder without it holds no chain (chain.Open says so).
+	default:
+		return usagef("--keys: %v", err)
 	}
 	progress := newProgress(env.stderr)
 	var v ledger.Verdict
@@ -193,17 +215,18 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
-		opts := ledger.Options{Keys: r.Keys(), Genesis: r.Header().GenesisHash, Seams: r.Header().DocumentedSeams, Checkpoint: cp,
-			Check: ledger.CheckOptions{Progress: progress.report(-1)}}
+		opts, err := r.Options(trust)
+		if err != nil {
+			return err
+		}
+		if trust == nil {
+			opts.Seams, opts.WitnessQuorum = seams, quorum
+		}
+		opts.Checkpoint, opts.Check = cp, ledger.CheckOptions{Progress: progress.report(-1)}
 		if !pinGenesis.IsZero() {
 			opts.Genesis = pinGenesis
 		}
-		if keysFile != "" {
-			if opts.Keys, err = chain.ReadKeysFile(keysFile); err != nil {
-				return err
-			}
-		}
-		res, err := ledger.Verify(r.Blocks(), opts)
+		res, err := ledger.VerifyRows(r.Rows(), opts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
 		}
@@ -213,7 +236,7 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		if err != nil {
 			return err
 		}
-		opts.PublicKeys, opts.Genesis = keysFile, pinGenesis // zero: the genesis recorded at init
+		opts.Trust, opts.Genesis = trust, pinGenesis // zero: the trust document's
 		c, err := chain.Open(opts)
 		if err != nil {
 			return err
@@ -234,6 +257,49 @@ func runLedgerVerify(ctx context.Context, env *environment, args []string) error
 		return renameio.WriteFile(state, []byte(v.Checkpoint.String()+"\n"), 0o644)
 	}
 	return nil
+}
+
+// parseSeamFlag reads --seam BLOCK:HASH:PREV.
+func parseSeamFlag(v string) (ledger.Seam, error) {
+	parts := strings.Split(v, ":")
+	if len(parts) == 3 {
+		n, err := strconv.ParseInt(parts[0], 10, 64)
+		h, herr := ledger.ParseHash(parts[1])
+		p, perr := ledger.ParseHash(parts[2])
+		if err == nil && herr == nil && perr == nil && n > 0 {
+			return ledger.Seam{Block: n, Hash: h, PrevHash: p, Reason: "pinned with --seam"}, nil
+		}
+	}
+	return ledger.Seam{}, fmt.Errorf("want BLOCK:HASH:PREV, the row's index, hash and prev_hash (a seam without its row's hashes documents nothing), found %q", v)
+}
+
+// rememberedCheckpoint reads the checkpoint the auditor kept: --checkpoint
+// (a file, the note text, or SIZE:ROOT), else the --state file if it
+// exists. A checkpoint that cannot be read is a usage error.
+func rememberedCheckpoint(arg, state string) (*ledger.Checkpoint, error) {
+	text := arg
+	if text != "" && !strings.ContainsAny(text, ":\n") {
+		data, err := os.ReadFile(text)
+		if err != nil {
+			return nil, usagef("--checkpoint: %v", err)
+		}
+		text = string(data)
+	}
+	if text == "" && state != "" {
+		data, err := os.ReadFile(state)
+		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return nil, usagef("--state: %v", err)
+		}
+		text = string(data)
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	c, err := ledger.ParseCheckpoint(strings.TrimSpace(text))
+	if err != nil {
+		return nil, usagef("checkpoint: %v", err)
+	}
+	return &c, nil
 }
 
 // printVerdict prints v and returns errVerifyFailed unless it is a pass.

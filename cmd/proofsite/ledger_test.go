@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,8 +77,11 @@ func TestLedgerInitVerifyEndToEnd(t *testing.T) {
 			t.Fatalf("%s: %v %v", name, fi.Mode(), err)
 		}
 	}
-	if _, err := chain.ReadKeysFile(filepath.Join(data, "keys.json")); err != nil {
-		t.Fatal(err)
+	// The trust document: keys with the Bridge's, the seam pinned, the quorum, the log.
+	trust, _, err := chain.ReadTrustFile(filepath.Join(data, "keys.json"))
+	if err != nil || trust.Legacy() || trust.WitnessQuorum != 2 || len(trust.DocumentedSeams) != 1 || !trust.DocumentedSeams[0].Pinned() ||
+		trust.Log.Origin != "proof.endurance-commons.example/ledger" || !slices.ContainsFunc(trust.Keys, func(k ledger.PublishedKey) bool { return k.Role == ledger.RoleBridge }) {
+		t.Fatalf("trust document %+v: %v", trust, err)
 	}
 
 	// Human-readable by default.
@@ -161,7 +166,7 @@ func TestLedgerInitFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("a failed init left %v", entries)
 	}
 	badYAML := copyContent(t, func(dir string) { editSeams(dir, "  documented_seams:\n    - block: 153\n\n") })
-	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !strings.Contains(errOut, "site.yaml:233: ledger.documented_seams[0].reason is required") {
+	if code, _, errOut := cli(t, "ledger", "init", "--data", data, "--content", badYAML); code != 1 || !regexp.MustCompile(`site\.yaml:\d+: ledger\.documented_seams\[0\]\.reason is required`).MatchString(errOut) {
 		t.Fatalf("seam without reason: exit %d: %s", code, errOut)
 	}
 }
@@ -187,7 +192,8 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "secret reasons") || !strings.Contains(out, `"payload":{"action":"EXTERNAL_SEND","decision":"deny"}`) {
 		t.Fatalf("private export: exit %d", code)
 	}
-	code, out, _ = cli(t, "ledger", "verify", "--json", "--file", export)
+	trust := filepath.Join(data, "keys.json") // the trust document init wrote: pins keys, genesis, seams, quorum, log
+	code, out, _ = cli(t, "ledger", "verify", "--json", "--keys", trust, "--file", export)
 	var v ledger.Verdict
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Head.Index != 224 || v.Verdict != ledger.VerdictPassWithSeam {
 		t.Fatalf("verify export: exit %d\n%s", code, out)
@@ -196,24 +202,51 @@ func TestLedgerAppendExportVerify(t *testing.T) {
 	lines := strings.SplitAfter(string(public), "\n")
 	truncated := filepath.Join(t.TempDir(), "truncated.jsonl")
 	os.WriteFile(truncated, []byte(strings.Join(lines[:len(lines)-2], "")), 0o644)
-	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated); code != 0 {
-		t.Fatalf("truncated export without a checkpoint should pass (undetectable): %s", out)
+	// The export's own signed checkpoint no longer matches its rows.
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_INVALID") {
+		t.Fatalf("truncated export under its original checkpoint: exit %d\n%s", code, out)
 	}
-	code, out, _ = cli(t, "ledger", "verify", "--file", truncated, "--checkpoint", v.Checkpoint.String())
+	code, out, _ = cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--checkpoint", v.Checkpoint.String())
 	if code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export with checkpoint: exit %d\n%s", code, out)
 	}
 	// --state remembers the checkpoint of a pass and requires it next time.
 	state := filepath.Join(t.TempDir(), "checkpoint")
-	if code, out, errOut := cli(t, "ledger", "verify", "--file", export, "--state", state); code != 0 {
+	if code, out, errOut := cli(t, "ledger", "verify", "--keys", trust, "--file", export, "--state", state); code != 0 {
 		t.Fatalf("verify --state: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, _ := cli(t, "ledger", "verify", "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--file", truncated, "--state", state); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
 		t.Fatalf("truncated export after a remembered checkpoint: exit %d\n%s", code, out)
 	}
-	// The store extends the same checkpoint.
-	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", v.Checkpoint.String()}, common...)...); code != 0 {
+	// The store extends the same checkpoint, given as a file.
+	cpFile := filepath.Join(t.TempDir(), "checkpoint.txt")
+	os.WriteFile(cpFile, []byte(v.Checkpoint.String()), 0o644)
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--checkpoint", cpFile}, common...)...); code != 0 {
 		t.Fatalf("store vs its own checkpoint: %s", out)
+	}
+	// --quorum asks for more witnesses than sign: no pass.
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", trust, "--quorum", "3", "--file", export); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_CANONICAL_SPINE_BROKEN") {
+		t.Fatalf("--quorum 3: exit %d\n%s", code, out)
+	}
+	// Seams come from the trust document or --seam, never from the export.
+	doc, _, err := chain.ReadTrustFile(trust)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seam := doc.DocumentedSeams[0]
+	doc.DocumentedSeams = []ledger.Seam{}
+	noSeams := filepath.Join(t.TempDir(), "keys.json")
+	raw, _ := json.Marshal(doc)
+	os.WriteFile(noSeams, raw, 0o644)
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", noSeams, "--file", export); code != 1 || !strings.HasPrefix(out, "VERDICT FAIL_UNDOCUMENTED_STRICT_BREAK") {
+		t.Fatalf("no pinned seam: exit %d\n%s", code, out)
+	}
+	flag := fmt.Sprintf("%d:%s:%s", seam.Block, seam.Hash, seam.PrevHash)
+	if code, out, _ := cli(t, "ledger", "verify", "--keys", noSeams, "--seam", flag, "--file", export); code != 0 || !strings.HasPrefix(out, "VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM") {
+		t.Fatalf("--seam %s: exit %d\n%s", flag, code, out)
+	}
+	if code, out, _ := cli(t, append([]string{"ledger", "verify", "--keys", noSeams, "--seam", flag}, common...)...); code != 0 {
+		t.Fatalf("store with --seam: exit %d\n%s", code, out)
 	}
 	// A tampered spine row in a real export fails.
 	tampered := strings.Replace(string(public), `"kind":"external_audit"`, `"kind":"internal_audit"`, 1)
@@ -231,6 +264,10 @@ func TestLedgerUsage(t *testing.T) {
 		{"ledger", "bogus"},
 		{"ledger", "append", "--data", data},
 		{"ledger", "verify", "--checkpoint", "nope", "--data", data},
+		{"ledger", "verify", "--checkpoint", "nope:x", "--data", data},
+		{"ledger", "verify", "--seam", "153", "--data", data},
+		{"ledger", "verify", "--quorum", "-1", "--data", data},
+		{"ledger", "verify", "--keys", "/nonexistent/keys.json", "--data", data},
 		{"ledger", "verify", "--genesis", "XYZ", "--data", data},
 		{"ledger", "init", "--bogus"},
 		{"ledger", "export", "stray"},

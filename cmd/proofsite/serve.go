@@ -39,7 +39,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
-	c, err := chain.Bootstrap(ctx, cfg.chainOptions(env, site.Charter, false), cfg.historyFile())
+	opts, err := cfg.chainOptions(env, site.Charter, false)
+	if err != nil {
+		return err
+	}
+	c, err := chain.Bootstrap(ctx, opts, cfg.historyFile())
 	if err != nil {
 		return err
 	}
@@ -76,7 +80,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer stopBackground()
 
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, TrustedProxies: cfg.TrustedProxies,
+		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
 		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens}, Towns: tw,
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})

@@ -117,7 +117,7 @@ func newWatchBuilder(env *environment, cfg *config) (*site.Builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts, err := renderOptions(ch, cfg.Data)
+	opts, err := renderOptions(env, ch, cfg.Data)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
 
 	"github.com/proofsite/proofsite/cmd"
 	"github.com/proofsite/proofsite/ledger"
@@ -89,9 +90,11 @@ func liveSite(s *content.Site) *live.Site {
 
 // renderOptions are what the build publishes beside the content: the
 // OpenAPI description and endpoint map of the live edge, the gate demo
-// transcript (run by the real checkpoint), the standalone verifier, and the
-// published ledger keys when dataDir holds a chain.
-func renderOptions(ch *charter.Charter, dataDir string) (render.Options, error) {
+// transcript (run by the real checkpoint), the standalone verifier, and,
+// when dataDir holds a chain, its trust document as /keys.json. Without a
+// chain the build publishes no trust document (and says so on stdout):
+// ai.json then lists only the Bridge keys pinned in site.yaml.
+func renderOptions(env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
 	site := live.Site{Charter: *ch}
 	proof, _, err := live.Documents(site)
 	if err != nil {
@@ -108,20 +111,48 @@ func renderOptions(ch *charter.Charter, dataDir string) (render.Options, error) 
 		{Path: "downloads/verify-ledger.go", Data: cmd.VerifyLedgerSource, Title: "The downloadable verifier",
 			Description: "one Go file, standard library only: read it, check its SHA-256, run it against this site", Downloadable: true},
 	}}
+	opts.Answers = live.Answers(site)
 	for _, e := range live.Endpoints(site) {
 		if e.Kind == "live" {
 			opts.Endpoints = append(opts.Endpoints, render.Endpoint{Method: e.Method, Path: e.Path, Summary: e.Summary, OnAPI: e.OnAPI})
 		}
 	}
-	keys, err := chain.PublishedKeys(dataDir)
+	trust, raw, err := chain.PublishedTrust(dataDir)
+	keys := trust.Keys
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return render.Options{}, fmt.Errorf("published keys: %w", err)
-	default:
-		for _, k := range keys {
-			opts.Keys = append(opts.Keys, render.Key{KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})
+		fmt.Fprintf(env.stdout, "proofsite: %s holds no chain: /%s (the trust document) is not published; run \"proofsite ledger init\" first\n", dataDir, chain.KeysFile)
+		if keys, err = ch.Gate.Published(); err != nil {
+			return render.Options{}, err
 		}
+	case err != nil:
+		return render.Options{}, fmt.Errorf("trust document: %w", err)
+	default:
+		if err := trustNote(env, ch, trust); err != nil {
+			return render.Options{}, err
+		}
+		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
+			Description:  "what a verifier pins: the public keys (writer, witnesses, Bridge), the genesis, the documented seams with their hashes, the witness quorum and the log's checkpoint key (verify-ledger --keys keys.json)",
+			Downloadable: true})
+	}
+	for _, k := range keys {
+		opts.Keys = append(opts.Keys, render.Key{KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})
 	}
 	return opts, nil
+}
+
+// trustNote says on stdout when the trust document the build publishes no
+// longer says what site.yaml does: serve, "ledger init" and "build
+// --publish" publish it again.
+func trustNote(env *environment, ch *charter.Charter, trust ledger.TrustDocument) error {
+	opts, err := policyOptions(ch)
+	if err != nil {
+		return err
+	}
+	want, err := trust.Revise(opts.Policy())
+	if err == nil && reflect.DeepEqual(want, trust) {
+		return nil
+	}
+	fmt.Fprintf(env.stdout, "proofsite: note: the published /%s does not say what site.yaml does (Bridge keys, seams, witness quorum or log); serve, \"ledger init\" or \"build --publish\" publish it again\n", chain.KeysFile)
+	return nil
 }

@@ -1,60 +1,97 @@
-// Command verify-ledger checks a proofsite ledger export on your own machine,
-// with nothing but the Go standard library. It is one file so that you can
-// read all of it before you run it:
+// Command verify-ledger checks a proofsite ledger on your own machine, with
+// nothing but the Go standard library. It is one file so that you can read
+// all of it before you run it:
 //
 //	go run verify-ledger.go [flags] EXPORT.jsonl      (- reads standard input; Go 1.25 or later)
 //	go run verify-ledger.go [flags] https://HOST      (URL mode: the host's public endpoints)
 //
 // Flags:
 //
-//	--genesis HASH         the genesis hash you trust (default: the export header's, or the host's)
-//	--keys FILE            the published keys you trust, {"keys":[…]} (default: the export header's, or the host's)
-//	--checkpoint SIZE:HASH a checkpoint you kept from an earlier run; the chain must extend it
-//	--state FILE           remember checkpoints in FILE: require the one saved there (if any)
-//	                       and, after a pass, save the new one
-//	--max-age DURATION     URL mode: the oldest generated_at accepted as fresh (default 2m)
-//	--json                 print the verdict as JSON
+//	--keys FILE             the trust document you pinned: the host's /keys.json as served
+//	                        ({"format":"proofsite-trust/1","keys":[…],"genesis_hash":…,
+//	                        "documented_seams":[…],"witness_quorum":N,"log":{…}}), or the
+//	                        older {"keys":[…]} form (keys only). Without it the keys and the
+//	                        genesis are the export's (or the host's), which proves only that
+//	                        they agree with themselves, and no seam is documented.
+//	--seam BLOCK:HASH:PREV  document one strict-table seam: the row with that index, hash and
+//	                        prev_hash (repeatable; adds to the trust document's seams)
+//	--quorum N              distinct pinned witness signatures every block needs
+//	                        (default: the trust document's witness_quorum, else 2)
+//	--genesis HASH          the genesis hash you trust (default: the trust document's, else
+//	                        the export's or the host's)
+//	--checkpoint FILE|NOTE  a checkpoint you remembered from an earlier run: the rows must
+//	                        still hash to its Merkle root
+//	--state FILE            remember checkpoints in FILE: require the one saved there (if
+//	                        any) and, after a pass, save the new one
+//	--max-age DURATION      URL mode: the oldest generated_at accepted as fresh (default 2m)
+//	--json                  print the verdict as JSON
 //
-// In URL mode it reads three public endpoints of the host: /api/chain/status
-// (keys and genesis), /api/ledger/strict-table (every row's public metadata,
-// in the export's block format) and /api/ledger/verify (the verdict the host
-// reports). It recomputes the verdict itself from the rows, then fails if the
-// host's own verdict disagrees, or if any response's generated_at is missing
-// or further than --max-age from this machine's clock: a live endpoint that
-// repeats an old timestamp is drift, not proof. Keys and genesis fetched from
-// the same host only prove the host agrees with itself; pin them with --keys
-// and --genesis from a source you trust.
+// Seams are taken only from --keys and --seam, never from the export or the
+// host: their seam lists are information. When they list a seam you did not
+// pin, the output says so and prints the --seam flag that would pin it.
 //
-// An export is JSONL. The first line is a header:
+// An export is JSONL. The first line is a header (information, not
+// authority), the other lines are blocks:
 //
-//	{"format":"proofsite-ledger-export/1","genesis_hash":"…","keys":[{"key_id":"…","public_key":"…","role":"writer"}],"documented_seams":[{"block":153,"reason":"…"}],"private":false}
-//
-// and every other line is one block:
-//
+//	{"format":"proofsite-ledger-export/1","genesis_hash":"…","keys":[{"key_id":"…","public_key":"…","role":"writer"}],"documented_seams":[{"block":153,"hash":"…","prev_hash":"…","reason":"…"}],"private":false,"checkpoint":"<signed note>"}
 //	{"index":N,"timestamp":"…","kind":"…","payload_hash":"…","prev_hash":"…","writer":"…","hash":"…","signature":"…","witnesses":[{"key_id":"…","signature":"…"}]}
 //
-// For every block it recomputes hash = SHA-256 of the RFC 8785 canonical
-// JSON of {index, kind, payload_hash, prev_hash, timestamp, writer} and
-// verifies the ed25519 signatures of the writer and of each witness over that
-// hash. Then it checks two views of the rows:
+// A --private export's rows also carry "description" and "payload".
+//
+// For every row it recomputes hash = SHA-256 of the RFC 8785 canonical JSON
+// of {index, kind, payload_hash, prev_hash, timestamp, writer}; verifies the
+// ed25519 signatures of the writer and of each witness over that hash with
+// the pinned keys (a witness listed twice, or a key pinned in another role,
+// fails); requires the witness quorum of distinct valid witnesses; and, when
+// the row carries its payload, requires SHA-256 of the payload's RFC 8785
+// form to be payload_hash. Then it checks:
 //
 //   - the canonical spine: from the head (highest index) follow prev_hash to
 //     the block with that hash, down to a genesis block (index 0, prev_hash of
 //     zeros) with the pinned genesis hash; every block on the way must be
-//     valid. This is the integrity verdict (canonical_spine_valid).
+//     valid. This is the integrity verdict (canonical_spine_valid). A
+//     timestamp earlier than the one of the block it links to is a warning.
 //   - the strict table: the rows in file order, each with index one more than
 //     the row before and prev_hash equal to its hash. A break passes only if
-//     it is a prev_hash mismatch at a block the header lists as a documented
-//     seam, and only while the spine is valid.
+//     it is a prev_hash mismatch at a row whose index, hash and prev_hash a
+//     pinned seam names, and only while the spine is valid.
+//   - the checkpoints: the RFC 6962 Merkle root over every row (leaf = the
+//     RFC 8785 canonical JSON of the row's public members, as in the export
+//     line) in file order. A checkpoint you remembered must be the root of
+//     the first SIZE rows (this catches a replaced row anywhere, a truncation
+//     and a rewrite with stolen keys); the checkpoint the export or the host
+//     presents must carry a valid signature by the pinned checkpoint key
+//     (log.checkpoint_key, a C2SP signed note) and match the rows.
 //
-// What it cannot see: an export that is consistent with itself but was
-// rewritten, truncated or forged with stolen keys. Pin the genesis hash and
-// the keys from a source you trust, keep the checkpoint it prints, and pass
-// it with --checkpoint next time (or let --state keep it for you): a chain
-// that does not extend it fails.
+// In URL mode it reads /api/chain/status (keys, genesis, and the signed
+// checkpoint in "signed_checkpoint" when the host publishes it; keys from
+// /keys.json when the status has none), /api/ledger/strict-table (every
+// row's public metadata, in the export's block format) and
+// /api/ledger/verify (the verdict the host reports). It recomputes the
+// verdict itself from the rows, then fails if the host's own verdict
+// disagrees, or if any response's generated_at is missing or further than
+// --max-age from this machine's clock: a live endpoint that repeats an old
+// timestamp is drift, not proof.
 //
-// Exit status: 0 pass (PASS or PASS_WITH_DOCUMENTED_STRICT_SEAM), 1 fail
-// (any other verdict, or an export that cannot be read), 64 usage error.
+// What it cannot see without a remembered checkpoint: a chain consistent
+// with itself that was truncated, or rewritten and re-signed with stolen
+// keys (an off-spine row replaced that way too). Keep the checkpoint it
+// prints (or let --state keep it) and pass it next time.
+//
+// Verdicts: PASS and PASS_WITH_DOCUMENTED_STRICT_SEAM pass. The failures,
+// most serious first: FAIL_UNREADABLE_EXPORT (the file cannot be read or
+// parsed), FAIL_UNREACHABLE_HOST (no HTTP answer), FAIL_UNREADABLE_HOST_RESPONSE
+// (an answer that is not HTTP 200 with the expected JSON), FAIL_EMPTY_CHAIN,
+// FAIL_GENESIS_MISMATCH, FAIL_CANONICAL_SPINE_BROKEN,
+// FAIL_CHECKPOINT_NOT_EXTENDED, FAIL_CHECKPOINT_INVALID,
+// FAIL_STRICT_TABLE_INVALID_ROW, FAIL_UNDOCUMENTED_STRICT_BREAK,
+// FAIL_HOST_DISAGREES, FAIL_STALE_RESPONSE.
+//
+// Exit status: 0 on a pass; 1 on any FAIL verdict (printed first, as
+// "VERDICT <name>", or in the JSON) and when --state cannot be saved after a
+// pass; 64 on a usage error: unknown or malformed flags, not exactly one
+// argument, or a --keys, --checkpoint or --state file that cannot be read
+// or parsed (nothing is verified then).
 package main
 
 import (
@@ -62,23 +99,30 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+const exportFormat, trustFormat = "proofsite-ledger-export/1", "proofsite-trust/1"
 
 type header struct {
 	Format          string `json:"format"`
@@ -86,6 +130,7 @@ type header struct {
 	Keys            []key  `json:"keys"`
 	DocumentedSeams []seam `json:"documented_seams"`
 	Private         bool   `json:"private"`
+	Checkpoint      string `json:"checkpoint"`
 }
 
 type key struct {
@@ -95,24 +140,39 @@ type key struct {
 }
 
 type seam struct {
-	Block  int64  `json:"block"`
-	Reason string `json:"reason"`
+	Block    int64  `json:"block"`
+	Hash     string `json:"hash"`
+	PrevHash string `json:"prev_hash"`
+	Reason   string `json:"reason"`
+}
+
+// trust is the trust document (or, with Format empty, the older keys file).
+type trust struct {
+	Format          string `json:"format"`
+	Keys            []key  `json:"keys"`
+	GenesisHash     string `json:"genesis_hash"`
+	DocumentedSeams []seam `json:"documented_seams"`
+	WitnessQuorum   int    `json:"witness_quorum"`
+	Log             struct {
+		Origin        string `json:"origin"`
+		CheckpointKey string `json:"checkpoint_key"`
+	} `json:"log"`
 }
 
 type block struct {
-	Index       int64             `json:"index"`
-	Timestamp   string            `json:"timestamp"`
-	Kind        string            `json:"kind"`
-	PayloadHash string            `json:"payload_hash"`
-	PrevHash    string            `json:"prev_hash"`
-	Writer      string            `json:"writer"`
-	Hash        string            `json:"hash"`
-	Signature   string            `json:"signature"`
-	Witnesses   []json.RawMessage `json:"witnesses"`
-	Description json.RawMessage   `json:"description"` // private exports only; not checked here
-	Payload     json.RawMessage   `json:"payload"`     // private exports only; not checked here
-	OnSpine     json.RawMessage   `json:"on_spine"`    // URL mode: the host's annotation; recomputed, not trusted
-	Break       json.RawMessage   `json:"break"`       // URL mode: the host's annotation; recomputed, not trusted
+	Index       int64           `json:"index"`
+	Timestamp   string          `json:"timestamp"`
+	Kind        string          `json:"kind"`
+	PayloadHash string          `json:"payload_hash"`
+	PrevHash    string          `json:"prev_hash"`
+	Writer      string          `json:"writer"`
+	Hash        string          `json:"hash"`
+	Signature   string          `json:"signature"`
+	Witnesses   []witness       `json:"witnesses"`
+	Description json.RawMessage `json:"description"` // private exports only
+	Payload     json.RawMessage `json:"payload"`     // private exports only; checked against payload_hash
+	OnSpine     json.RawMessage `json:"on_spine"`    // URL mode: the host's annotation; recomputed, not trusted
+	Break       json.RawMessage `json:"break"`       // URL mode: the host's annotation; recomputed, not trusted
 }
 
 type witness struct {
@@ -125,62 +185,64 @@ type pinnedKey struct {
 	role string
 }
 
+// pins are everything the verdict depends on besides the rows.
+type pins struct {
+	keys       map[string]pinnedKey
+	genesis    string
+	seams      []seam
+	quorum     int
+	origin     string      // the log's origin, when pinned
+	cpKey      *noteKey    // the checkpoint key, when pinned
+	remembered *checkpoint // --checkpoint / --state
+	presented  string      // the signed checkpoint the export or host presents
+	infoSeams  []seam      // seams the export or host lists (information)
+	source     string      // "the export header" or "the host"
+	keysFrom   string      // where the keys came from, for the notes
+}
+
 // run is the whole program; main only exits with its result.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("verify-ledger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	genesis := fs.String("genesis", "", "trusted genesis hash (default: the export header's)")
-	keysFile := fs.String("keys", "", "trusted keys file, {\"keys\":[...]} (default: the export header's)")
-	checkpoint := fs.String("checkpoint", "", "checkpoint SIZE:HASH from an earlier run that the chain must extend")
+	keysFile := fs.String("keys", "", "trust document (the host's /keys.json) or {\"keys\":[...]} file")
+	var seamFlags []string
+	fs.Func("seam", "document a seam `BLOCK:HASH:PREVHASH` (repeatable)", func(s string) error { seamFlags = append(seamFlags, s); return nil })
+	quorum := fs.Int("quorum", 0, "distinct pinned witness signatures every block needs (default: the trust document's, else 2)")
+	genesis := fs.String("genesis", "", "trusted genesis hash (default: the trust document's, else the export's)")
+	checkpointArg := fs.String("checkpoint", "", "a remembered checkpoint: a file, or the note text itself")
 	state := fs.String("state", "", "file that remembers the last checkpoint: required if present, updated after a pass")
 	maxAge := fs.Duration("max-age", 2*time.Minute, "URL mode: the oldest generated_at accepted as fresh")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() != 1 || *maxAge <= 0 {
-		fmt.Fprintln(stderr, "usage: verify-ledger [--genesis HASH] [--keys FILE] [--checkpoint SIZE:HASH] [--state FILE] [--max-age DURATION] [--json] EXPORT.jsonl|https://HOST")
-		return 64
-	}
-	if *state != "" && *checkpoint == "" {
-		if saved, err := os.ReadFile(*state); err == nil { // no file yet: nothing to require
-			*checkpoint = strings.TrimSpace(string(saved))
+	usage := func(msg string) int {
+		if msg != "" {
+			fmt.Fprintln(stderr, "verify-ledger: "+msg)
 		}
-	}
-	cpSize, cpHash, err := parseCheckpoint(*checkpoint)
-	if err != nil || (*genesis != "" && !isHex(*genesis, 32)) {
-		fmt.Fprintln(stderr, "verify-ledger: --genesis must be 64 lowercase hex digits and a checkpoint SIZE:HASH")
+		fmt.Fprintln(stderr, "usage: verify-ledger [--keys FILE] [--seam BLOCK:HASH:PREV]... [--quorum N] [--genesis HASH] [--checkpoint FILE|NOTE] [--state FILE] [--max-age DURATION] [--json] EXPORT.jsonl|-|https://HOST")
 		return 64
 	}
-	var hdr header
-	var rows []block
-	var srv *served
-	if isURL(fs.Arg(0)) {
-		hdr, rows, srv, err = fetchHost(fs.Arg(0))
-	} else {
-		hdr, rows, err = readExport(fs.Arg(0), stdin)
+	if err := fs.Parse(args); err != nil {
+		return usage("")
 	}
-	if err == nil && *keysFile != "" {
-		hdr.Keys, err = readKeys(*keysFile)
+	if fs.NArg() != 1 || *maxAge <= 0 || *quorum < 0 {
+		return usage("give exactly one export or URL, a positive --max-age and a --quorum of 0 or more")
 	}
-	var keys map[string]pinnedKey
-	if err == nil {
-		keys, err = pinKeys(hdr.Keys)
-	}
+	p, err := readPins(*keysFile, seamFlags, *quorum, *genesis, *checkpointArg, *state)
 	if err != nil {
-		fmt.Fprintf(stdout, "VERDICT FAIL_UNREADABLE_EXPORT\n  %v\n", err)
-		return 1
+		return usage(err.Error())
 	}
-	if *genesis == "" {
-		*genesis = hdr.GenesisHash
-	}
-	v := verify(rows, keys, *genesis, hdr.DocumentedSeams, cpSize, cpHash)
-	if srv != nil {
-		v = compareWithHost(v, srv, time.Now(), *maxAge)
+
+	var v *verdict
+	if isURL(fs.Arg(0)) {
+		v = verifyHost(fs.Arg(0), p, time.Now, *maxAge)
+	} else {
+		v = verifyExport(fs.Arg(0), stdin, p)
 	}
 	printVerdict(stdout, v, *asJSON)
 	if !v.pass() {
 		return 1
 	}
 	if *state != "" { // remember this checkpoint: write a temporary file, then rename it
-		err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint+"\n"), 0o644)
+		err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint), 0o644)
 		if err == nil {
 			err = os.Rename(*state+".tmp", *state)
 		}
@@ -192,53 +254,126 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// openSource opens the export.
-func openSource(arg string, stdin io.Reader) (io.ReadCloser, error) {
-	if arg == "-" {
-		return io.NopCloser(stdin), nil
+// readPins reads what the auditor pinned. Any problem is a usage error.
+func readPins(keysFile string, seamFlags []string, quorum int, genesis, checkpointArg, state string) (*pins, error) {
+	p := &pins{quorum: quorum, genesis: genesis}
+	if genesis != "" && !isHex(genesis, 32) {
+		return nil, errors.New("--genesis must be 64 lowercase hex digits")
 	}
-	return os.Open(arg)
+	if keysFile != "" {
+		t, err := readTrust(keysFile)
+		if err != nil {
+			return nil, fmt.Errorf("--keys %s: %w", keysFile, err)
+		}
+		if p.keys, err = pinKeys(t.Keys); err != nil {
+			return nil, fmt.Errorf("--keys %s: %w", keysFile, err)
+		}
+		p.keysFrom, p.seams, p.origin = "--keys "+keysFile, t.DocumentedSeams, t.Log.Origin
+		if p.genesis == "" {
+			p.genesis = t.GenesisHash
+		}
+		if p.quorum == 0 {
+			p.quorum = t.WitnessQuorum
+		}
+		if t.Log.CheckpointKey != "" {
+			if p.cpKey, err = parseNoteKey(t.Log.CheckpointKey); err != nil || p.cpKey.name != t.Log.Origin {
+				return nil, fmt.Errorf("--keys %s: log.checkpoint_key is not a note verifier key named %q", keysFile, t.Log.Origin)
+			}
+		}
+	}
+	if p.quorum == 0 {
+		p.quorum = 2
+	}
+	for _, s := range seamFlags {
+		parts := strings.Split(s, ":")
+		n, err := strconv.ParseInt(parts[0], 10, 64)
+		if len(parts) != 3 || err != nil || n < 1 || !isHex(parts[1], 32) || !isHex(parts[2], 32) {
+			return nil, fmt.Errorf("--seam %q: want BLOCK:HASH:PREVHASH (a seam without its row's hashes documents nothing)", s)
+		}
+		p.seams = append(p.seams, seam{Block: n, Hash: parts[1], PrevHash: parts[2], Reason: "pinned with --seam"})
+	}
+	text := checkpointArg
+	if text != "" && !strings.Contains(text, "\n") && !strings.Contains(text, ":") {
+		data, err := os.ReadFile(text)
+		if err != nil {
+			return nil, fmt.Errorf("--checkpoint: %w", err)
+		}
+		text = string(data)
+	}
+	if text == "" && state != "" {
+		data, err := os.ReadFile(state)
+		if err != nil && !errors.Is(err, os.ErrNotExist) { // no file yet: nothing to require
+			return nil, fmt.Errorf("--state: %w", err)
+		}
+		text = string(data)
+	}
+	if text != "" {
+		c, err := parseRemembered(text)
+		if err != nil {
+			return nil, fmt.Errorf("checkpoint: %w", err)
+		}
+		p.remembered = &c
+	}
+	return p, nil
 }
 
-// readExport reads the header line and the blocks, strictly: exact member
-// names, no duplicates, no unknown members, valid UTF-8.
-func readExport(arg string, stdin io.Reader) (header, []block, error) {
-	var hdr header
-	src, err := openSource(arg, stdin)
+// readTrust reads a trust document strictly: exact member names, each
+// once, no others, valid UTF-8. The older {"keys":[…]} form pins keys only.
+func readTrust(path string) (trust, error) {
+	var t trust
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return hdr, nil, err
+		return t, err
 	}
-	defer src.Close()
-	sc := bufio.NewScanner(src)
-	sc.Buffer(nil, 16<<20)
-	if !sc.Scan() {
-		return hdr, nil, fmt.Errorf("line 1: missing header (%v)", sc.Err())
+	if err := decodeStrict(data, &t, "keys", "?format", "?genesis_hash", "?documented_seams", "?witness_quorum", "?log"); err != nil {
+		return t, err
 	}
-	if err := decodeStrict(sc.Bytes(), &hdr, "format", "genesis_hash", "keys", "documented_seams", "?private"); err != nil {
-		return hdr, nil, fmt.Errorf("line 1: %w", err)
-	}
-	if hdr.Format != "proofsite-ledger-export/1" {
-		return hdr, nil, fmt.Errorf("line 1: unknown format %q", hdr.Format)
-	}
-	members := []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses"}
-	if hdr.Private {
-		members = append(members, "?description", "?payload")
-	}
-	var rows []block
-	for line := 2; sc.Scan(); line++ {
-		var b block
-		if err := decodeStrict(sc.Bytes(), &b, members...); err != nil {
-			return hdr, nil, fmt.Errorf("line %d: %w", line, err)
+	for _, raw := range jsonMembers(data, "keys") {
+		if err := decodeStrict(raw, &key{}, "key_id", "public_key", "role"); err != nil {
+			return t, fmt.Errorf("keys: %w", err)
 		}
-		rows = append(rows, b)
 	}
-	return hdr, rows, sc.Err()
+	if t.Format == "" {
+		if err := decodeStrict(data, &trust{}, "keys"); err != nil {
+			return t, err
+		}
+		return t, nil
+	}
+	if err := decodeStrict(data, &trust{}, "format", "keys", "genesis_hash", "documented_seams", "witness_quorum", "log"); err != nil {
+		return t, err
+	}
+	if t.Format != trustFormat || !isHex(t.GenesisHash, 32) || t.WitnessQuorum < 1 || t.Log.Origin == "" {
+		return t, fmt.Errorf("not a %s document (format, genesis_hash, witness_quorum >= 1 and log.origin are required)", trustFormat)
+	}
+	for _, raw := range jsonMembers(data, "documented_seams") {
+		if err := decodeStrict(raw, &seam{}, "block", "hash", "prev_hash", "reason"); err != nil {
+			return t, fmt.Errorf("documented_seams: %w", err)
+		}
+	}
+	for _, s := range t.DocumentedSeams {
+		if !isHex(s.Hash, 32) || !isHex(s.PrevHash, 32) {
+			return t, fmt.Errorf("the seam at block %d has no hash and prev_hash: it would document nothing", s.Block)
+		}
+	}
+	return t, decodeStrict(jsonMembers(data, "log")[0], &t.Log, "origin", "checkpoint_key")
+}
+
+// jsonMembers returns the elements of the array member name of a JSON
+// object (or the member itself when it is not an array).
+func jsonMembers(data []byte, name string) []json.RawMessage {
+	var obj map[string]json.RawMessage
+	json.Unmarshal(data, &obj)
+	var list []json.RawMessage
+	if json.Unmarshal(obj[name], &list) != nil {
+		return []json.RawMessage{obj[name]}
+	}
+	return list
 }
 
 // decodeStrict decodes one JSON object into v after checking that its
 // top-level member names are exactly the given ones (a "?" prefix marks an
-// optional member), each at most once. encoding/json alone would let the
-// last duplicate win and match names case-insensitively.
+// optional member), each at most once, no required one null. encoding/json alone would
+// let the last duplicate win and match names case-insensitively.
 func decodeStrict(data []byte, v any, names ...string) error {
 	if !utf8.Valid(data) {
 		return errors.New("invalid UTF-8")
@@ -262,10 +397,19 @@ func decodeStrict(data []byte, v any, names ...string) error {
 			return fmt.Errorf("unexpected or repeated member %q", name)
 		}
 		seen[name] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
 			return err
 		}
+		if string(value) == "null" && allowed[name] {
+			return fmt.Errorf("member %q is null", name)
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data")
 	}
 	for n, required := range allowed {
 		if required && !seen[n] {
@@ -275,20 +419,6 @@ func decodeStrict(data []byte, v any, names ...string) error {
 	dec = json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
-}
-
-func readKeys(path string) ([]key, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Keys []key `json:"keys"`
-	}
-	if err := decodeStrict(data, &doc, "keys"); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return doc.Keys, nil
 }
 
 // smallOrder lists the encodings of the ed25519 points of small order (with
@@ -304,7 +434,9 @@ var smallOrder = []string{
 }
 
 // pinKeys checks each published key: 32 bytes of hex, not of small order,
-// a known role, and a key id derived from the key itself.
+// a known role, and a key id derived from the key itself. Only writer and
+// witness keys are ever accepted on blocks; bridge and node keys are
+// published beside them.
 func pinKeys(published []key) (map[string]pinnedKey, error) {
 	keys := map[string]pinnedKey{}
 	for _, k := range published {
@@ -314,16 +446,14 @@ func pinKeys(published []key) (map[string]pinnedKey, error) {
 		pub, _ := hex.DecodeString(k.PublicKey)
 		masked := append([]byte(nil), pub...)
 		masked[31] &= 0x7f
-		for _, s := range smallOrder {
-			if hex.EncodeToString(masked) == s {
-				return nil, fmt.Errorf("key %s: small-order public key", k.KeyID)
-			}
+		if slices.Contains(smallOrder, hex.EncodeToString(masked)) {
+			return nil, fmt.Errorf("key %s: small-order public key", k.KeyID)
 		}
 		sum := sha256.Sum256(pub)
 		if id := "ed25519:" + hex.EncodeToString(sum[:16]); id != k.KeyID {
 			return nil, fmt.Errorf("key %s: id should be %s", k.KeyID, id)
 		}
-		if k.Role != "writer" && k.Role != "witness" {
+		if !slices.Contains([]string{"writer", "witness", "bridge", "node"}, k.Role) {
 			return nil, fmt.Errorf("key %s: unknown role %q", k.KeyID, k.Role)
 		}
 		if _, dup := keys[k.KeyID]; dup {
@@ -334,17 +464,96 @@ func pinKeys(published []key) (map[string]pinnedKey, error) {
 	return keys, nil
 }
 
-// canonicalHeader returns the RFC 8785 canonical JSON of the hashed fields.
-// The member names are ASCII, so sorting them by UTF-16 code units is plain
-// alphabetical order; index is an integer in [0, 2^53) and prints as plain
-// decimal; the rest are strings.
-func canonicalHeader(b block) []byte {
-	out := []byte(`{"index":` + strconv.FormatInt(b.Index, 10))
-	for _, m := range [][2]string{{"kind", b.Kind}, {"payload_hash", b.PayloadHash}, {"prev_hash", b.PrevHash}, {"timestamp", b.Timestamp}, {"writer", b.Writer}} {
-		out = append(out, `,"`+m[0]+`":`...)
-		out = appendString(out, m[1])
+// openSource opens the export.
+func openSource(arg string, stdin io.Reader) (io.ReadCloser, error) {
+	if arg == "-" {
+		return io.NopCloser(stdin), nil
 	}
-	return append(out, '}')
+	return os.Open(arg)
+}
+
+// verifyExport reads an export and verifies it against the pins.
+func verifyExport(arg string, stdin io.Reader, p *pins) *verdict {
+	hdr, rows, err := readExport(arg, stdin)
+	if err != nil {
+		return failed("FAIL_UNREADABLE_EXPORT", err.Error())
+	}
+	p.source = "the export header"
+	if err := p.fromSource(hdr.Keys, hdr.GenesisHash); err != nil {
+		return failed("FAIL_UNREADABLE_EXPORT", "line 1: "+err.Error())
+	}
+	p.presented, p.infoSeams = hdr.Checkpoint, hdr.DocumentedSeams
+	return verify(rows, p)
+}
+
+// fromSource fills the keys and genesis the auditor did not pin from the
+// source (the export header, the host).
+func (p *pins) fromSource(keys []key, genesis string) error {
+	if p.keys == nil {
+		var err error
+		if p.keys, err = pinKeys(keys); err != nil {
+			return err
+		}
+		p.keysFrom = p.source
+	}
+	if p.genesis == "" {
+		p.genesis = genesis
+	}
+	return nil
+}
+
+// readExport reads the header line and the blocks, strictly: exact member
+// names, no duplicates, no unknown members, valid UTF-8.
+func readExport(arg string, stdin io.Reader) (header, []block, error) {
+	var hdr header
+	src, err := openSource(arg, stdin)
+	if err != nil {
+		return hdr, nil, err
+	}
+	defer src.Close()
+	sc := bufio.NewScanner(src)
+	sc.Buffer(nil, 16<<20)
+	if !sc.Scan() {
+		return hdr, nil, fmt.Errorf("line 1: missing header (%v)", sc.Err())
+	}
+	if err := decodeStrict(sc.Bytes(), &hdr, "format", "genesis_hash", "keys", "documented_seams", "?private", "?checkpoint"); err != nil {
+		return hdr, nil, fmt.Errorf("line 1: %w", err)
+	}
+	if hdr.Format != exportFormat {
+		return hdr, nil, fmt.Errorf("line 1: unknown format %q", hdr.Format)
+	}
+	members := []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses"}
+	if hdr.Private {
+		members = append(members, "?description", "?payload")
+	}
+	var rows []block
+	for line := 2; sc.Scan(); line++ {
+		b, err := decodeBlock(sc.Bytes(), members)
+		if err != nil {
+			return hdr, nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		rows = append(rows, b)
+	}
+	return hdr, rows, sc.Err()
+}
+
+// decodeBlock decodes one row strictly, its witness entries included.
+func decodeBlock(data []byte, members []string) (block, error) {
+	var b block
+	if err := decodeStrict(data, &b, members...); err != nil {
+		return b, err
+	}
+	for _, raw := range jsonMembers(data, "witnesses") {
+		if err := decodeStrict(raw, &witness{}, "key_id", "signature"); err != nil {
+			return b, fmt.Errorf("witness: %w", err)
+		}
+	}
+	if b.Payload != nil {
+		if _, err := canonicalJSON(b.Payload); err != nil && !errors.Is(err, errNotCanonicalizable) {
+			return b, fmt.Errorf("payload: %w", err)
+		}
+	}
+	return b, nil
 }
 
 // appendString writes s as an RFC 8785 string: escape '"' and '\', write
@@ -374,36 +583,506 @@ func appendString(out []byte, s string) []byte {
 	return append(out, '"')
 }
 
-// checkRow verifies one block on its own and returns "" or what is wrong.
-func checkRow(b block, keys map[string]pinnedKey) string {
-	if b.Index < 0 || b.Index >= 1<<53 || !isHex(b.Hash, 32) || !isHex(b.PrevHash, 32) || !isHex(b.PayloadHash, 32) {
-		return "malformed index or hash"
+// canonicalHeader returns the RFC 8785 canonical JSON of the hashed fields.
+// The member names are ASCII, so sorting them by UTF-16 code units is plain
+// alphabetical order; index is an integer in [0, 2^53) and prints as plain
+// decimal; the rest are strings.
+func canonicalHeader(b block) []byte {
+	out := []byte(`{"index":` + strconv.FormatInt(b.Index, 10))
+	for _, m := range [][2]string{{"kind", b.Kind}, {"payload_hash", b.PayloadHash}, {"prev_hash", b.PrevHash}, {"timestamp", b.Timestamp}, {"writer", b.Writer}} {
+		out = append(out, `,"`+m[0]+`":`...)
+		out = appendString(out, m[1])
+	}
+	return append(out, '}')
+}
+
+// canonicalRow returns the row's Merkle leaf: the RFC 8785 canonical JSON
+// of its public members (those of an export line), in code-point order.
+func canonicalRow(b block) []byte {
+	out := []byte(`{"hash":`)
+	out = appendString(out, b.Hash)
+	out = append(out, `,"index":`+strconv.FormatInt(b.Index, 10)...)
+	for _, m := range [][2]string{{"kind", b.Kind}, {"payload_hash", b.PayloadHash}, {"prev_hash", b.PrevHash}, {"signature", b.Signature}, {"timestamp", b.Timestamp}} {
+		out = append(out, `,"`+m[0]+`":`...)
+		out = appendString(out, m[1])
+	}
+	out = append(out, `,"witnesses":[`...)
+	for i, w := range b.Witnesses {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendString(append(out, `{"key_id":`...), w.KeyID)
+		out = append(appendString(append(out, `,"signature":`...), w.Signature), '}')
+	}
+	out = appendString(append(out, `],"writer":`...), b.Writer)
+	return append(out, '}')
+}
+
+// errNotCanonicalizable marks JSON that is well formed but outside what
+// RFC 8785 can represent exactly (integers beyond ±(2^53−1), lone
+// surrogates): a payload like that can never match its hash.
+var errNotCanonicalizable = errors.New("not canonicalizable")
+
+// canonicalJSON returns the RFC 8785 (JCS) form of one JSON value with the
+// same input rules as the ledger: RFC 8259 grammar, valid UTF-8, no
+// duplicate member names, no lone surrogates, numbers within ±(2^53−1),
+// nesting at most 512 deep. Members are sorted by their UTF-16 code units;
+// numbers are printed as ECMAScript does.
+func canonicalJSON(data []byte) ([]byte, error) {
+	if !utf8.Valid(data) {
+		return nil, errors.New("invalid UTF-8")
+	}
+	p := &jsonParser{data: data}
+	out, err := p.value(nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if p.space(); p.pos != len(data) {
+		return nil, errors.New("trailing data")
+	}
+	return out, nil
+}
+
+type jsonParser struct {
+	data []byte
+	pos  int
+}
+
+func (p *jsonParser) space() {
+	for p.pos < len(p.data) && strings.IndexByte(" \t\n\r", p.data[p.pos]) >= 0 {
+		p.pos++
+	}
+}
+
+func (p *jsonParser) value(out []byte, depth int) ([]byte, error) {
+	p.space()
+	if depth > 512 || p.pos >= len(p.data) {
+		return nil, errors.New("unexpected end or nesting too deep")
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		return p.object(out, depth)
+	case c == '[':
+		p.pos++
+		out = append(out, '[')
+		for i := 0; ; i++ {
+			if p.space(); i == 0 && p.pos < len(p.data) && p.data[p.pos] == ']' {
+				p.pos++
+				return append(out, ']'), nil
+			}
+			if i > 0 {
+				out = append(out, ',')
+			}
+			var err error
+			if out, err = p.value(out, depth+1); err != nil {
+				return nil, err
+			}
+			if done, err := p.next(']'); err != nil || done {
+				return append(out, ']'), err
+			}
+		}
+	case c == '"':
+		s, err := p.str()
+		return appendString(out, s), err
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number(out)
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
+			p.pos += len(lit)
+			return append(out, lit...), nil
+		}
+	}
+	return nil, fmt.Errorf("unexpected character at offset %d", p.pos)
+}
+
+// next consumes ',' (false) or the closing byte (true).
+func (p *jsonParser) next(closing byte) (bool, error) {
+	p.space()
+	switch {
+	case p.pos < len(p.data) && p.data[p.pos] == ',':
+		p.pos++
+		return false, nil
+	case p.pos < len(p.data) && p.data[p.pos] == closing:
+		p.pos++
+		return true, nil
+	}
+	return false, fmt.Errorf("expected ',' or %q at offset %d", closing, p.pos)
+}
+
+func (p *jsonParser) object(out []byte, depth int) ([]byte, error) {
+	p.pos++
+	type member struct {
+		name  string
+		value []byte
+	}
+	var members []member
+	for i := 0; ; i++ {
+		if p.space(); i == 0 && p.pos < len(p.data) && p.data[p.pos] == '}' {
+			p.pos++
+			break
+		}
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return nil, fmt.Errorf("expected a member name at offset %d", p.pos)
+		}
+		name, err := p.str()
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(members, func(m member) bool { return m.name == name }) {
+			return nil, fmt.Errorf("duplicate member %q", name)
+		}
+		if p.space(); p.pos >= len(p.data) || p.data[p.pos] != ':' {
+			return nil, fmt.Errorf("expected ':' at offset %d", p.pos)
+		}
+		p.pos++
+		value, err := p.value(nil, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, member{name, value})
+		if done, err := p.next('}'); err != nil {
+			return nil, err
+		} else if done {
+			break
+		}
+	}
+	slices.SortFunc(members, func(a, b member) int {
+		return slices.Compare(utf16.Encode([]rune(a.name)), utf16.Encode([]rune(b.name)))
+	})
+	out = append(out, '{')
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(appendString(out, m.name), ':'), m.value...)
+	}
+	return append(out, '}'), nil
+}
+
+// str reads a string token and returns its value.
+func (p *jsonParser) str() (string, error) {
+	p.pos++
+	var out []byte
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		switch {
+		case c == '"':
+			p.pos++
+			return string(out), nil
+		case c < 0x20:
+			return "", errors.New("control character in a string")
+		case c != '\\':
+			out = append(out, c)
+			p.pos++
+			continue
+		}
+		if p.pos+1 >= len(p.data) {
+			break
+		}
+		e := p.data[p.pos+1]
+		p.pos += 2
+		if i := strings.IndexByte(`"\/bfnrt`, e); i >= 0 {
+			out = append(out, "\"\\/\b\f\n\r\t"[i])
+			continue
+		}
+		if e != 'u' {
+			return "", fmt.Errorf("invalid escape \\%c", e)
+		}
+		r, err := p.hex4()
+		if err != nil {
+			return "", err
+		}
+		if utf16.IsSurrogate(r) {
+			lo := rune(-1)
+			if r < 0xdc00 && strings.HasPrefix(string(p.data[p.pos:]), `\u`) {
+				p.pos += 2
+				if lo, err = p.hex4(); err != nil {
+					return "", err
+				}
+			}
+			if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
+				return "", fmt.Errorf("%w: lone UTF-16 surrogate", errNotCanonicalizable)
+			}
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return "", errors.New("unterminated string")
+}
+
+func (p *jsonParser) hex4() (rune, error) {
+	if p.pos+4 > len(p.data) {
+		return 0, errors.New("short \\u escape")
+	}
+	n, err := strconv.ParseUint(string(p.data[p.pos:p.pos+4]), 16, 32)
+	if err != nil {
+		return 0, errors.New("bad \\u escape")
+	}
+	p.pos += 4
+	return rune(n), nil
+}
+
+// number reads an RFC 8259 number and prints it as ECMAScript's
+// Number.prototype.toString does (RFC 8785 §3.2.2.3).
+func (p *jsonParser) number(out []byte) ([]byte, error) {
+	start := p.pos
+	digits := func() int {
+		n := 0
+		for ; p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9'; p.pos++ {
+			n++
+		}
+		return n
+	}
+	if p.data[p.pos] == '-' {
+		p.pos++
+	}
+	intStart := p.pos
+	if n := digits(); n == 0 || (n > 1 && p.data[intStart] == '0') {
+		return nil, fmt.Errorf("invalid number at offset %d", start)
+	}
+	integer := true
+	if p.pos < len(p.data) && p.data[p.pos] == '.' {
+		p.pos++
+		if integer = false; digits() == 0 {
+			return nil, fmt.Errorf("invalid number at offset %d", start)
+		}
+	}
+	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
+			p.pos++
+		}
+		if integer = false; digits() == 0 {
+			return nil, fmt.Errorf("invalid number at offset %d", start)
+		}
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
+	const maxSafe = 1<<53 - 1
+	if integer && (p.pos-intStart > 16 || math.Abs(f) > maxSafe) || err != nil || math.Abs(f) > maxSafe {
+		return nil, fmt.Errorf("%w: number %s beyond ±(2^53-1)", errNotCanonicalizable, p.data[start:p.pos])
+	}
+	return appendES(out, f), nil
+}
+
+// appendES prints f as ECMAScript does: the shortest digits that round-trip,
+// as an integer or decimal between 1e-7 and 1e21, in exponent form outside.
+func appendES(out []byte, f float64) []byte {
+	if f == 0 {
+		return append(out, '0') // also -0
+	}
+	if f < 0 {
+		out, f = append(out, '-'), -f
+	}
+	mant, exp, _ := strings.Cut(strconv.FormatFloat(f, 'e', -1, 64), "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	k := len(digits)
+	e, _ := strconv.Atoi(exp)
+	n := e + 1 // the decimal point sits after n digits
+	switch {
+	case k <= n && n <= 21:
+		return append(append(out, digits...), strings.Repeat("0", n-k)...)
+	case 0 < n && n <= 21:
+		return append(append(append(out, digits[:n]...), '.'), digits[n:]...)
+	case -6 < n && n <= 0:
+		return append(append(append(out, "0."...), strings.Repeat("0", -n)...), digits...)
+	}
+	out = append(out, digits[0])
+	if k > 1 {
+		out = append(append(out, '.'), digits[1:]...)
+	}
+	sign := "+"
+	if n-1 < 0 {
+		sign = "-"
+	}
+	return strconv.AppendInt(append(append(out, 'e'), sign...), int64(abs(n-1)), 10)
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// rowCheck is what can be said of one row on its own.
+type rowCheck struct {
+	problem string    // "" when the row is valid
+	leaf    [32]byte  // the row's Merkle leaf hash
+	time    time.Time // zero when malformed
+}
+
+// checkRow verifies one row on its own.
+func checkRow(b block, keys map[string]pinnedKey, quorum int) rowCheck {
+	c := rowCheck{leaf: leafHash(canonicalRow(b))}
+	if b.Index < 0 || b.Index >= 1<<53 || !isHex(b.Hash, 32) || !isHex(b.PrevHash, 32) || !isHex(b.PayloadHash, 32) || !isHex(b.Signature, 64) {
+		c.problem = "malformed index, hash or signature"
+		return c
+	}
+	if t, err := time.Parse(time.RFC3339Nano, b.Timestamp); err == nil && t.UTC().Format(time.RFC3339Nano) == b.Timestamp {
+		c.time = t
 	}
 	sum := sha256.Sum256(canonicalHeader(b))
-	if hex.EncodeToString(sum[:]) != b.Hash {
-		return "hash does not recompute: SHA-256 of the header is " + hex.EncodeToString(sum[:])
-	}
-	if !verifySig(keys, b.Writer, "writer", sum[:], b.Signature) {
-		return "writer signature by " + b.Writer + " does not verify with a pinned writer key"
+	switch {
+	case hex.EncodeToString(sum[:]) != b.Hash:
+		c.problem = "hash does not recompute: SHA-256 of the header is " + hex.EncodeToString(sum[:])
+		return c
+	case !verifySig(keys, b.Writer, "writer", sum[:], b.Signature):
+		c.problem = "writer signature by " + b.Writer + " does not verify with a pinned writer key"
+		return c
+	case c.time.IsZero() || (b.Index == 0) != (b.PrevHash == zeroHash):
+		c.problem = "malformed timestamp or genesis link"
+		return c
 	}
 	seen := map[string]bool{}
-	for _, raw := range b.Witnesses {
-		var w witness
-		if err := decodeStrict(raw, &w, "key_id", "signature"); err != nil {
-			return "malformed witness: " + err.Error()
-		}
+	for _, w := range b.Witnesses {
 		if seen[w.KeyID] || !verifySig(keys, w.KeyID, "witness", sum[:], w.Signature) {
-			return "witness signature by " + w.KeyID + " does not verify with a pinned witness key"
+			c.problem = "witness signature by " + w.KeyID + " does not verify with a pinned witness key, or is listed twice"
+			return c
 		}
 		seen[w.KeyID] = true
 	}
-	return ""
+	if len(seen) < quorum {
+		c.problem = fmt.Sprintf("%d valid pinned witness signature(s), the quorum is %d", len(seen), quorum)
+		return c
+	}
+	if b.Payload != nil {
+		canon, err := canonicalJSON(b.Payload)
+		if sum := sha256.Sum256(canon); err != nil || hex.EncodeToString(sum[:]) != b.PayloadHash {
+			c.problem = "the payload's canonical SHA-256 is not payload_hash"
+		}
+	}
+	return c
 }
+
+const zeroHash = "0000000000000000000000000000000000000000000000000000000000000000"
 
 func verifySig(keys map[string]pinnedKey, id, role string, msg []byte, sigHex string) bool {
 	k, ok := keys[id]
 	sig, err := hex.DecodeString(sigHex)
 	return ok && k.role == role && err == nil && len(sig) == ed25519.SignatureSize && ed25519.Verify(k.pub, msg, sig)
+}
+
+// RFC 6962 Merkle tree hashing: leaves are SHA-256(0x00 || leaf), inner
+// nodes SHA-256(0x01 || left || right).
+func leafHash(leaf []byte) [32]byte { return sha256.Sum256(append([]byte{0}, leaf...)) }
+
+func nodeHash(l, r [32]byte) [32]byte {
+	return sha256.Sum256(append(append([]byte{1}, l[:]...), r[:]...))
+}
+
+// merkleRoot is RFC 6962's MTH over leaf hashes: the largest power of two
+// below n leaves goes left, the rest right.
+func merkleRoot(leaves [][32]byte) [32]byte {
+	switch n := len(leaves); n {
+	case 0:
+		return sha256.Sum256(nil)
+	case 1:
+		return leaves[0]
+	default:
+		k := 1
+		for k*2 < n {
+			k *= 2
+		}
+		return nodeHash(merkleRoot(leaves[:k]), merkleRoot(leaves[k:]))
+	}
+}
+
+// checkpoint is a C2SP tlog-checkpoint: origin, size and root.
+type checkpoint struct {
+	origin string
+	size   int64
+	root   [32]byte
+}
+
+// body returns the checkpoint text: "<origin>\n<size>\n<base64 root>\n".
+func (c checkpoint) body() string {
+	return c.origin + "\n" + strconv.FormatInt(c.size, 10) + "\n" + base64.StdEncoding.EncodeToString(c.root[:]) + "\n"
+}
+
+// parseBody reads a checkpoint's three lines strictly (no extension lines).
+func parseBody(text string) (checkpoint, error) {
+	lines := strings.Split(text, "\n")
+	if len(lines) != 4 || lines[3] != "" || lines[0] == "" {
+		return checkpoint{}, errors.New("a checkpoint is three lines: origin, size, root")
+	}
+	c := checkpoint{origin: lines[0]}
+	var err error
+	if c.size, err = strconv.ParseInt(lines[1], 10, 64); err != nil || c.size < 0 || strconv.FormatInt(c.size, 10) != lines[1] {
+		return checkpoint{}, errors.New("bad checkpoint size")
+	}
+	root, err := base64.StdEncoding.DecodeString(lines[2])
+	if err != nil || len(root) != 32 {
+		return checkpoint{}, errors.New("bad checkpoint root")
+	}
+	copy(c.root[:], root)
+	return c, nil
+}
+
+// parseRemembered reads a checkpoint the auditor kept (trusted as it
+// stands): a checkpoint note, signed or not, or "SIZE:ROOT" in hex.
+func parseRemembered(s string) (checkpoint, error) {
+	if !strings.Contains(s, "\n") {
+		size, root, _ := strings.Cut(strings.TrimSpace(s), ":")
+		n, err := strconv.ParseInt(size, 10, 64)
+		if err != nil || n < 0 || !isHex(root, 32) {
+			return checkpoint{}, errors.New("not a checkpoint note nor SIZE:ROOT")
+		}
+		c := checkpoint{size: n}
+		hex.Decode(c.root[:], []byte(root))
+		return c, nil
+	}
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	text, _, _ := strings.Cut(s, "\n\n")
+	return parseBody(text + "\n")
+}
+
+// noteKey is a note verifier key: "<name>+<key hash>+<base64(0x01 || ed25519 key)>".
+type noteKey struct {
+	name string
+	hash uint32
+	pub  ed25519.PublicKey
+}
+
+func parseNoteKey(s string) (*noteKey, error) {
+	name, rest, _ := strings.Cut(s, "+")
+	hash16, key64, _ := strings.Cut(rest, "+")
+	raw, err := base64.StdEncoding.DecodeString(key64)
+	hash, herr := strconv.ParseUint(hash16, 16, 32)
+	if name == "" || len(hash16) != 8 || herr != nil || err != nil || len(raw) != 33 || raw[0] != 1 {
+		return nil, errors.New("malformed note verifier key")
+	}
+	// The key hash is the first 4 bytes of SHA-256(name || "\n" || 0x01 || key).
+	sum := sha256.Sum256(append([]byte(name+"\n"), raw...))
+	if binary.BigEndian.Uint32(sum[:4]) != uint32(hash) {
+		return nil, errors.New("note verifier key hash does not match its key")
+	}
+	return &noteKey{name: name, hash: uint32(hash), pub: raw[1:]}, nil
+}
+
+// openNote verifies a signed note (text, a blank line, then lines
+// "— <name> <base64(key hash || signature)>") with k, then returns its text.
+func openNote(note string, k *noteKey) (string, error) {
+	text, sigs, ok := strings.Cut(note, "\n\n")
+	if !ok || !utf8.ValidString(note) {
+		return "", errors.New("not a signed note")
+	}
+	text += "\n"
+	for line := range strings.SplitSeq(strings.TrimSuffix(sigs, "\n"), "\n") {
+		name, sig64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
+		sig, err := base64.StdEncoding.DecodeString(sig64)
+		if !strings.HasPrefix(line, "\u2014 ") || err != nil || len(sig) < 4 {
+			return "", errors.New("malformed signature line")
+		}
+		if name == k.name && binary.BigEndian.Uint32(sig) == k.hash {
+			if ed25519.Verify(k.pub, []byte(text), sig[4:]) {
+				return text, nil
+			}
+			return "", errors.New("the signature by the pinned checkpoint key does not verify")
+		}
+	}
+	return "", errors.New("no signature by the pinned checkpoint key")
 }
 
 type verdict struct {
@@ -413,10 +1092,13 @@ type verdict struct {
 	StrictTableValid        bool     `json:"strict_table_valid"`
 	StrictTableBreakAtBlock *int64   `json:"strict_table_break_at_block"`
 	Failures                []string `json:"failures"`
+	Warnings                []string `json:"warnings"`
 	Notes                   []string `json:"notes"`
 	Head                    string   `json:"head"`
+	WitnessQuorum           int      `json:"witness_quorum"`
 	Checkpoint              string   `json:"checkpoint"` // keep it for --checkpoint next time
 	Rows                    int      `json:"rows_checked"`
+	PayloadsChecked         int      `json:"payloads_checked"`
 	Server                  *served  `json:"server,omitempty"` // URL mode: what the host reported
 	verdicts                []string
 }
@@ -428,20 +1110,31 @@ func (v *verdict) fail(name, msg string) {
 	v.Failures = append(v.Failures, msg)
 }
 
-// verify checks every row (on all cores), then the spine, the checkpoint
+func failed(name, msg string) *verdict {
+	v := &verdict{Failures: []string{}, Warnings: []string{}, Notes: []string{}}
+	v.fail(name, msg)
+	return v.finish()
+}
+
+// verify checks every row (on all cores), then the spine, the checkpoints
 // and the strict table, and names the most serious failure.
-func verify(rows []block, keys map[string]pinnedKey, genesis string, seams []seam, cpSize int64, cpHash string) *verdict {
-	v := &verdict{Rows: len(rows), Failures: []string{}, Notes: []string{}}
-	problems := make([]string, len(rows))
+func verify(rows []block, p *pins) *verdict {
+	v := &verdict{Rows: len(rows), Failures: []string{}, Warnings: []string{}, Notes: []string{}, WitnessQuorum: p.quorum}
+	checks := make([]rowCheck, len(rows))
 	var wg sync.WaitGroup
 	for w := range runtime.NumCPU() {
 		wg.Go(func() {
 			for i := w; i < len(rows); i += runtime.NumCPU() {
-				problems[i] = checkRow(rows[i], keys)
+				checks[i] = checkRow(rows[i], p.keys, p.quorum)
 			}
 		})
 	}
 	wg.Wait()
+	for _, b := range rows {
+		if b.Payload != nil {
+			v.PayloadsChecked++
+		}
+	}
 	if len(rows) == 0 {
 		v.fail("FAIL_EMPTY_CHAIN", "the export has no blocks")
 		return v.finish()
@@ -458,21 +1151,17 @@ func verify(rows []block, keys map[string]pinnedKey, genesis string, seams []sea
 		}
 	}
 	v.Head = fmt.Sprintf("%d %s", rows[head].Index, rows[head].Hash)
-	v.Checkpoint = fmt.Sprintf("%d:%s", rows[head].Index+1, rows[head].Hash)
-	onSpine := map[int64]string{} // index -> hash of the spine block
-	zero := strings.Repeat("0", 64)
 	for i := head; ; {
 		b := rows[i]
-		onSpine[b.Index] = b.Hash
-		if problems[i] != "" {
-			v.fail("FAIL_CANONICAL_SPINE_BROKEN", fmt.Sprintf("spine block %d: %s", b.Index, problems[i]))
+		if checks[i].problem != "" {
+			v.fail("FAIL_CANONICAL_SPINE_BROKEN", fmt.Sprintf("spine block %d: %s", b.Index, checks[i].problem))
 			break
 		}
-		if b.Index == 0 || b.PrevHash == zero {
-			if b.Index != 0 || b.PrevHash != zero {
+		if b.Index == 0 || b.PrevHash == zeroHash {
+			if b.Index != 0 || b.PrevHash != zeroHash {
 				v.fail("FAIL_CANONICAL_SPINE_BROKEN", fmt.Sprintf("spine block %d: only block 0 may have a zero prev_hash", b.Index))
-			} else if b.Hash != genesis {
-				v.fail("FAIL_GENESIS_MISMATCH", fmt.Sprintf("the spine reaches genesis %s, not the pinned %s", b.Hash, genesis))
+			} else if b.Hash != p.genesis {
+				v.fail("FAIL_GENESIS_MISMATCH", fmt.Sprintf("the spine reaches genesis %s, not the pinned %s", b.Hash, p.genesis))
 			}
 			break
 		}
@@ -481,39 +1170,101 @@ func verify(rows []block, keys map[string]pinnedKey, genesis string, seams []sea
 			v.fail("FAIL_CANONICAL_SPINE_BROKEN", fmt.Sprintf("spine block %d: prev_hash %s names no earlier block", b.Index, b.PrevHash))
 			break
 		}
+		if checks[i].time.Before(checks[prev].time) {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("block %d's timestamp is before block %d's (timestamps go backwards along the spine)", b.Index, rows[prev].Index))
+		}
 		i = prev
 	}
+	slices.Reverse(v.Warnings)
 	v.CanonicalSpineValid = len(v.verdicts) == 0
 
-	// The checkpoint an earlier run printed.
-	if cpSize > 0 {
-		if got := onSpine[cpSize-1]; rows[head].Index < cpSize-1 {
-			v.fail("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the chain has %d blocks, the checkpoint %d: truncated or rolled back", rows[head].Index+1, cpSize))
-		} else if got != cpHash {
-			v.fail("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the spine does not pass through checkpoint block %d %s: rewritten or forked", cpSize-1, cpHash))
+	// The checkpoints: the Merkle root over every row, in file order.
+	leaves := make([][32]byte, len(rows))
+	for i := range checks {
+		leaves[i] = checks[i].leaf
+	}
+	n := int64(len(rows))
+	if c := p.remembered; c != nil {
+		switch {
+		case c.origin != "" && p.origin != "" && c.origin != p.origin:
+			v.fail("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the remembered checkpoint is of log %q, the pinned log is %q", c.origin, p.origin))
+		case c.size > n:
+			v.fail("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the table has %d rows, the remembered checkpoint %d: truncated or rolled back", n, c.size))
+		case merkleRoot(leaves[:c.size]) != c.root:
+			v.fail("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the Merkle root over the first %d rows is not the remembered one: a row was replaced, removed or reordered, or history rewritten", c.size))
 		}
+	}
+	origin, signedNote := p.origin, ""
+	if p.presented != "" {
+		text, err := p.presented, error(nil)
+		if p.cpKey != nil {
+			text, err = openNote(p.presented, p.cpKey)
+		} else {
+			text, _, _ = strings.Cut(text, "\n\n")
+			text += "\n"
+			v.Notes = append(v.Notes, "the presented checkpoint's signature is not checked: no checkpoint key is pinned (--keys)")
+		}
+		var c checkpoint
+		if err == nil {
+			c, err = parseBody(text)
+		}
+		switch {
+		case err != nil:
+			v.fail("FAIL_CHECKPOINT_INVALID", "presented checkpoint: "+err.Error())
+		case p.origin != "" && c.origin != p.origin:
+			v.fail("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("presented checkpoint: it is of log %q, the pinned log is %q", c.origin, p.origin))
+		case c.size > n:
+			v.fail("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("presented checkpoint: it covers %d rows, the table has %d", c.size, n))
+		case merkleRoot(leaves[:c.size]) != c.root:
+			v.fail("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("presented checkpoint: its root is not the Merkle root of the first %d rows", c.size))
+		default:
+			if origin == "" {
+				origin = c.origin
+			}
+			if c.size == n && p.cpKey != nil {
+				signedNote = p.presented
+			}
+		}
+	}
+	switch root := merkleRoot(leaves); {
+	case signedNote != "":
+		v.Checkpoint = signedNote
+	case origin != "":
+		v.Checkpoint = checkpoint{origin: origin, size: n, root: root}.body()
+	default:
+		v.Checkpoint = fmt.Sprintf("%d:%s\n", n, hex.EncodeToString(root[:]))
 	}
 
 	// The strict table, in file order.
-	documented := map[int64]string{}
-	for _, s := range seams {
-		documented[s.Block] = s.Reason
-	}
 	for i, b := range rows {
-		wantIndex, wantPrev, msg := int64(0), zero, ""
+		wantIndex, wantPrev, msg := int64(0), zeroHash, ""
 		if i > 0 {
 			wantIndex, wantPrev = rows[i-1].Index+1, rows[i-1].Hash
 		}
 		switch {
-		case problems[i] != "":
-			v.fail("FAIL_STRICT_TABLE_INVALID_ROW", fmt.Sprintf("row %d is invalid: %s", b.Index, problems[i]))
+		case checks[i].problem != "":
+			v.fail("FAIL_STRICT_TABLE_INVALID_ROW", fmt.Sprintf("row %d is invalid: %s", b.Index, checks[i].problem))
 		case b.Index != wantIndex:
 			msg = fmt.Sprintf("row %d: index should be %d", b.Index, wantIndex)
 		case b.PrevHash != wantPrev:
-			if reason, ok := documented[b.Index]; ok {
-				v.Notes = append(v.Notes, fmt.Sprintf("documented seam at block %d: %s", b.Index, reason))
-			} else {
-				msg = fmt.Sprintf("row %d: prev_hash is not the hash of row %d", b.Index, rows[i-1].Index)
+			msg = fmt.Sprintf("row %d: prev_hash is not the hash of row %d", b.Index, rows[i-1].Index)
+			for _, s := range p.seams {
+				switch {
+				case s.Block != b.Index:
+				case s.Hash == b.Hash && s.PrevHash == b.PrevHash:
+					v.Notes = append(v.Notes, fmt.Sprintf("documented seam at block %d: %s", b.Index, s.Reason))
+					msg = ""
+				default:
+					msg += fmt.Sprintf(" (the seam pinned at block %d names hash %s and prev_hash %s: a different row)", s.Block, s.Hash, s.PrevHash)
+				}
+			}
+			if msg != "" {
+				for _, s := range p.infoSeams {
+					if s.Block == b.Index && s.Hash == b.Hash && s.PrevHash == b.PrevHash {
+						v.Notes = append(v.Notes, fmt.Sprintf("%s lists a seam at block %d (%s) that you have not pinned; if you trust it, pin it with --seam %d:%s:%s or with the trust document (--keys)",
+							p.source, b.Index, s.Reason, b.Index, b.Hash, b.PrevHash))
+					}
+				}
 			}
 		default:
 			continue
@@ -527,18 +1278,20 @@ func verify(rows []block, keys map[string]pinnedKey, genesis string, seams []sea
 		}
 	}
 	v.StrictTableValid = v.StrictTableBreakAtBlock == nil
+	if p.keysFrom == p.source {
+		v.Notes = append(v.Notes, "the keys and the genesis are "+p.source+"'s own: that proves only that it agrees with itself; pin the trust document with --keys")
+	}
 	return v.finish()
 }
 
-// finish names the verdict: the first failure found, most serious first
-// (spine, checkpoint, invalid rows, undocumented breaks).
+// finish names the verdict: the first failure found, most serious first.
 func (v *verdict) finish() *verdict {
 	v.Status, v.Verdict = "ok", "PASS"
-	for _, name := range []string{"FAIL_EMPTY_CHAIN", "FAIL_GENESIS_MISMATCH", "FAIL_CANONICAL_SPINE_BROKEN", "FAIL_CHECKPOINT_NOT_EXTENDED", "FAIL_STRICT_TABLE_INVALID_ROW", "FAIL_UNDOCUMENTED_STRICT_BREAK", "FAIL_HOST_DISAGREES", "FAIL_STALE_RESPONSE"} {
-		for _, got := range v.verdicts {
-			if got == name && v.Status == "ok" {
-				v.Status, v.Verdict = "fail", name
-			}
+	for _, name := range []string{"FAIL_UNREADABLE_EXPORT", "FAIL_UNREACHABLE_HOST", "FAIL_UNREADABLE_HOST_RESPONSE", "FAIL_EMPTY_CHAIN", "FAIL_GENESIS_MISMATCH",
+		"FAIL_CANONICAL_SPINE_BROKEN", "FAIL_CHECKPOINT_NOT_EXTENDED", "FAIL_CHECKPOINT_INVALID", "FAIL_STRICT_TABLE_INVALID_ROW",
+		"FAIL_UNDOCUMENTED_STRICT_BREAK", "FAIL_HOST_DISAGREES", "FAIL_STALE_RESPONSE"} {
+		if slices.Contains(v.verdicts, name) && v.Status == "ok" {
+			v.Status, v.Verdict = "fail", name
 		}
 	}
 	if v.pass() && !v.StrictTableValid {
@@ -555,15 +1308,20 @@ func printVerdict(w io.Writer, v *verdict, asJSON bool) {
 		return
 	}
 	fmt.Fprintf(w, "VERDICT %s\n", v.Verdict)
-	fmt.Fprintf(w, "  canonical_spine_valid        %v\n  strict_table_valid           %v\n", v.CanonicalSpineValid, v.StrictTableValid)
-	if v.StrictTableBreakAtBlock != nil {
-		fmt.Fprintf(w, "  strict_table_break_at_block  %d\n", *v.StrictTableBreakAtBlock)
+	if v.Head != "" {
+		fmt.Fprintf(w, "  canonical_spine_valid        %v\n  strict_table_valid           %v\n", v.CanonicalSpineValid, v.StrictTableValid)
+		if v.StrictTableBreakAtBlock != nil {
+			fmt.Fprintf(w, "  strict_table_break_at_block  %d\n", *v.StrictTableBreakAtBlock)
+		}
+		fmt.Fprintf(w, "  rows checked                 %d (payloads checked: %d; witness quorum %d)\n  head                         %s\n", v.Rows, v.PayloadsChecked, v.WitnessQuorum, v.Head)
+		fmt.Fprintf(w, "  checkpoint (keep it; pass --checkpoint or --state next time):\n    %s\n", strings.ReplaceAll(strings.TrimSuffix(v.Checkpoint, "\n"), "\n", "\n    "))
 	}
-	fmt.Fprintf(w, "  rows checked                 %d\n  head                         %s\n", v.Rows, v.Head)
-	fmt.Fprintf(w, "  checkpoint                   %s (keep it; pass --checkpoint next time)\n", v.Checkpoint)
 	if v.Server != nil {
 		fmt.Fprintf(w, "  host verdict                 %s (canonical_spine_valid %v)\n", v.Server.Verdict, v.Server.CanonicalSpineValid)
 		fmt.Fprintf(w, "  host generated_at            %s\n", strings.Join(v.Server.GeneratedAt, ", "))
+	}
+	for _, s := range v.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", s)
 	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
@@ -586,17 +1344,29 @@ type served struct {
 
 func isURL(s string) bool { return strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://") }
 
-// fetchHost reads the host's public endpoints. The rows are decoded as
-// strictly as an export's lines.
-func fetchHost(base string) (header, []block, *served, error) {
+// fetchError is a failed fetch: unreachable (no HTTP answer) or unreadable
+// (an answer that is not what the endpoint serves).
+type fetchError struct {
+	unreachable bool
+	err         error
+}
+
+func (e *fetchError) Error() string { return e.err.Error() }
+
+// verifyHost reads the host's public endpoints and verifies the rows. The
+// rows are decoded as strictly as an export's lines. The host's keys and
+// genesis are used only when the auditor pinned none; its seams and its
+// verdict are information.
+func verifyHost(base string, p *pins, now func() time.Time, maxAge time.Duration) *verdict {
 	base = strings.TrimSuffix(base, "/")
-	var hdr header
 	srv := &served{}
 	var status struct {
 		Keys    []key `json:"keys"`
 		Genesis struct {
 			Hash string `json:"hash"`
 		} `json:"genesis"`
+		SignedCheckpoint string `json:"signed_checkpoint"`
+		DocumentedSeams  []seam `json:"documented_seams"`
 	}
 	var table struct {
 		Rows            []json.RawMessage `json:"rows"`
@@ -608,30 +1378,51 @@ func fetchHost(base string) (header, []block, *served, error) {
 		StrictTableValid        bool   `json:"strict_table_valid"`
 		StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
 	}
+	fetchFailed := func(err error) *verdict {
+		var fe *fetchError
+		if errors.As(err, &fe) && fe.unreachable {
+			return failed("FAIL_UNREACHABLE_HOST", err.Error())
+		}
+		return failed("FAIL_UNREADABLE_HOST_RESPONSE", err.Error())
+	}
 	for _, get := range []struct {
 		path string
 		into any
 	}{{"/api/chain/status", &status}, {"/api/ledger/strict-table", &table}, {"/api/ledger/verify", &reported}} {
 		at, err := fetchJSON(base+get.path, get.into)
 		if err != nil {
-			return hdr, nil, nil, err
+			return fetchFailed(err)
 		}
 		srv.endpoints = append(srv.endpoints, get.path)
 		srv.generated = append(srv.generated, at)
 	}
+	if len(status.Keys) == 0 && p.keys == nil {
+		var published struct {
+			Keys []key `json:"keys"`
+		}
+		if _, err := fetchJSON(base+"/keys.json", &published); err != nil {
+			return fetchFailed(err)
+		}
+		status.Keys = published.Keys
+	}
 	srv.Verdict, srv.CanonicalSpineValid = reported.Verdict, reported.CanonicalSpineValid
 	srv.StrictTableValid, srv.StrictTableBreakAtBlock = reported.StrictTableValid, reported.StrictTableBreakAtBlock
-	hdr.Keys, hdr.GenesisHash, hdr.DocumentedSeams = status.Keys, status.Genesis.Hash, table.DocumentedSeams
+	p.source = "the host"
+	if err := p.fromSource(status.Keys, status.Genesis.Hash); err != nil {
+		return failed("FAIL_UNREADABLE_HOST_RESPONSE", base+"/api/chain/status: "+err.Error())
+	}
+	p.presented, p.infoSeams = status.SignedCheckpoint, append(table.DocumentedSeams, status.DocumentedSeams...)
 	// The host annotates rows with on_spine and break; they are its claims,
 	// so they are accepted and ignored: the verdict is recomputed below.
 	members := []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses", "?on_spine", "?break"}
 	rows := make([]block, len(table.Rows))
 	for i, raw := range table.Rows {
-		if err := decodeStrict(raw, &rows[i], members...); err != nil {
-			return hdr, nil, nil, fmt.Errorf("%s: row %d: %w", base+"/api/ledger/strict-table", i, err)
+		var err error
+		if rows[i], err = decodeBlock(raw, members); err != nil {
+			return failed("FAIL_UNREADABLE_HOST_RESPONSE", fmt.Sprintf("%s: row %d: %v", base+"/api/ledger/strict-table", i, err))
 		}
 	}
-	return hdr, rows, srv, nil
+	return compareWithHost(verify(rows, p), srv, now(), maxAge)
 }
 
 // fetchJSON GETs one endpoint into v and returns its generated_at (zero
@@ -640,33 +1431,33 @@ func fetchJSON(url string, v any) (time.Time, error) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, &fetchError{err: err}
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "verify-ledger")
 	resp, err := client.Do(req)
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, &fetchError{unreachable: true, err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", url, err)
+		return time.Time{}, &fetchError{unreachable: true, err: fmt.Errorf("%s: %w", url, err)}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return time.Time{}, fmt.Errorf("%s: HTTP %d: %.200s", url, resp.StatusCode, body)
+		return time.Time{}, &fetchError{err: fmt.Errorf("%s: HTTP %d: %.200s", url, resp.StatusCode, body)}
 	}
 	if !utf8.Valid(body) {
-		return time.Time{}, fmt.Errorf("%s: invalid UTF-8", url)
+		return time.Time{}, &fetchError{err: fmt.Errorf("%s: invalid UTF-8", url)}
 	}
 	var fresh struct {
 		GeneratedAt time.Time `json:"generated_at"`
 	}
 	if err := json.Unmarshal(body, &fresh); err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", url, err)
+		return time.Time{}, &fetchError{err: fmt.Errorf("%s: %w", url, err)}
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return time.Time{}, fmt.Errorf("%s: %w", url, err)
+		return time.Time{}, &fetchError{err: fmt.Errorf("%s: %w", url, err)}
 	}
 	return fresh.GeneratedAt, nil
 }
@@ -693,18 +1484,6 @@ func compareWithHost(v *verdict, srv *served, now time.Time, maxAge time.Duratio
 	}
 	// Re-name the verdict: a failure found here may outrank a pass.
 	return v.finish()
-}
-
-func parseCheckpoint(s string) (int64, string, error) {
-	if s == "" {
-		return 0, "", nil
-	}
-	size, hash, _ := strings.Cut(s, ":")
-	n, err := strconv.ParseInt(size, 10, 64)
-	if err != nil || n < 1 || !isHex(hash, 32) {
-		return 0, "", errors.New("bad checkpoint")
-	}
-	return n, hash, nil
 }
 
 // isHex reports whether s is exactly n bytes in lowercase hex.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,6 +58,7 @@ type vector struct {
 		CanonicalSpineValid     bool   `json:"canonical_spine_valid"`
 		StrictTableValid        bool   `json:"strict_table_valid"`
 		StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
+		Warnings                int    `json:"warnings"`
 	} `json:"want"`
 }
 
@@ -88,24 +90,25 @@ func TestVectors(t *testing.T) {
 			args = append(args, filepath.Join(vectorDir, v.File))
 			var stdout, stderr bytes.Buffer
 			code := run(args, nil, &stdout, &stderr)
-			if v.Want.Error {
-				if code != 1 || !strings.HasPrefix(stdout.String(), "VERDICT FAIL_UNREADABLE_EXPORT") {
-					t.Fatalf("exit %d, output %s", code, stdout.String())
-				}
-				return
-			}
 			var got struct {
-				Verdict                 string `json:"verdict"`
-				CanonicalSpineValid     bool   `json:"canonical_spine_valid"`
-				StrictTableValid        bool   `json:"strict_table_valid"`
-				StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
+				Verdict                 string   `json:"verdict"`
+				CanonicalSpineValid     bool     `json:"canonical_spine_valid"`
+				StrictTableValid        bool     `json:"strict_table_valid"`
+				StrictTableBreakAtBlock *int64   `json:"strict_table_break_at_block"`
+				Warnings                []string `json:"warnings"`
 			}
 			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 				t.Fatalf("exit %d: %v\n%s%s", code, err, stdout.String(), stderr.String())
 			}
+			if v.Want.Error {
+				if code != 1 || got.Verdict != "FAIL_UNREADABLE_EXPORT" {
+					t.Fatalf("exit %d, output %s", code, stdout.String())
+				}
+				return
+			}
 			pass := v.Want.Verdict == ledger.VerdictPass || v.Want.Verdict == ledger.VerdictPassWithSeam
 			if got.Verdict != v.Want.Verdict || got.CanonicalSpineValid != v.Want.CanonicalSpineValid || got.StrictTableValid != v.Want.StrictTableValid ||
-				!sameBreak(got.StrictTableBreakAtBlock, v.Want.StrictTableBreakAtBlock) || (code == 0) != pass {
+				!sameBreak(got.StrictTableBreakAtBlock, v.Want.StrictTableBreakAtBlock) || (code == 0) != pass || len(got.Warnings) != v.Want.Warnings {
 				t.Fatalf("exit %d, got %s", code, stdout.String())
 			}
 		})
@@ -115,23 +118,50 @@ func TestVectors(t *testing.T) {
 func sameBreak(a, b *int64) bool { return (a == nil && b == nil) || (a != nil && b != nil && *a == *b) }
 
 func TestHumanOutputAndUsage(t *testing.T) {
+	trust := filepath.Join(vectorDir, "trust.json")
 	var out, errOut bytes.Buffer
-	if code := run([]string{filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 ||
+	if code := run([]string{"--keys", trust, filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 ||
 		!strings.HasPrefix(out.String(), "VERDICT PASS_WITH_DOCUMENTED_STRICT_SEAM\n") || !strings.Contains(out.String(), "documented seam at block 13") {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
+	// The header's seam is not authority, but the output says how to pin it.
+	out.Reset()
+	code := run([]string{filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut)
+	flagText := regexp.MustCompile(`--seam (13:[0-9a-f]{64}:[0-9a-f]{64})`).FindStringSubmatch(out.String())
+	if code != 1 || !strings.HasPrefix(out.String(), "VERDICT FAIL_UNDOCUMENTED_STRICT_BREAK") || flagText == nil {
+		t.Fatalf("unpinned seam: exit %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"--seam", flagText[1], filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("seam pinned with the printed flag: exit %d:\n%s", code, out.String())
+	}
 	stdin, _ := os.ReadFile(filepath.Join(vectorDir, "spine_kind_changed.jsonl"))
 	out.Reset()
-	if code := run([]string{"-"}, bytes.NewReader(stdin), &out, &errOut); code != 1 || !strings.HasPrefix(out.String(), "VERDICT FAIL_CANONICAL_SPINE_BROKEN") {
+	if code := run([]string{"--keys", trust, "-"}, bytes.NewReader(stdin), &out, &errOut); code != 1 || !strings.HasPrefix(out.String(), "VERDICT FAIL_CANONICAL_SPINE_BROKEN") {
 		t.Fatalf("stdin: exit %d:\n%s", code, out.String())
 	}
-	for _, args := range [][]string{{}, {"a", "b"}, {"--genesis", "xyz", "f"}, {"--checkpoint", "nope", "f"}, {"--bogus", "f"}} {
+	// Quorum from the flag: 3 witnesses are more than any block carries.
+	out.Reset()
+	if code := run([]string{"--keys", trust, "--quorum", "3", filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 1 ||
+		!strings.Contains(out.String(), "the quorum is 3") {
+		t.Fatalf("quorum 3: exit %d:\n%s", code, out.String())
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"keys":[],"keys":[]}`), 0o644)
+	for _, args := range [][]string{{}, {"a", "b"}, {"--genesis", "xyz", "f"}, {"--checkpoint", "nope:x", "f"}, {"--bogus", "f"},
+		{"--seam", "13", "f"}, {"--seam", "13:" + strings.Repeat("a", 64), "f"}, {"--quorum", "-1", "f"}, {"--keys", bad, "f"},
+		{"--keys", "does-not-exist.json", "f"}, {"--checkpoint", "does-not-exist.note", "f"}} {
 		if code := run(args, nil, &out, &errOut); code != 64 {
 			t.Errorf("run(%q) = %d, want 64", args, code)
 		}
 	}
-	if code := run([]string{"does-not-exist.jsonl"}, nil, &out, &errOut); code != 1 {
-		t.Errorf("missing file: exit %d, want 1", code)
+	out.Reset()
+	if code := run([]string{"does-not-exist.jsonl"}, nil, &out, &errOut); code != 1 || !strings.HasPrefix(out.String(), "VERDICT FAIL_UNREADABLE_EXPORT") {
+		t.Errorf("missing file: exit %d, want 1: %s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"http://127.0.0.1:1"}, nil, &out, &errOut); code != 1 || !strings.HasPrefix(out.String(), "VERDICT FAIL_UNREACHABLE_HOST") {
+		t.Errorf("unreachable host: exit %d, want 1: %s", code, out.String())
 	}
 }
 
@@ -182,23 +212,32 @@ func FuzzCanonicalHeader(f *testing.F) {
 }
 
 // --state remembers the checkpoint of a pass and requires it next time, so a
-// later truncated export fails without the auditor copying anything.
+// later truncated or rewritten export fails without the auditor copying
+// anything.
 func TestStateFile(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "checkpoint")
+	trust := filepath.Join(vectorDir, "trust.json")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"--state", state, filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 {
+	if code := run([]string{"--keys", trust, "--state", state, filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 {
 		t.Fatalf("first run: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 	saved, err := os.ReadFile(state)
-	if err != nil || !strings.HasPrefix(string(saved), "20:") {
-		t.Fatalf("state file: %q %v", saved, err)
+	if err != nil || !strings.HasPrefix(string(saved), "vectors.proofsite.test/ledger\n20\n") || !strings.Contains(string(saved), "\n\n\u2014 ") {
+		t.Fatalf("state file (the signed note): %q %v", saved, err)
 	}
-	out.Reset()
-	if code := run([]string{"--state", state, filepath.Join(vectorDir, "truncated_head.jsonl")}, nil, &out, &errOut); code != 1 ||
-		!strings.HasPrefix(out.String(), "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
-		t.Fatalf("truncated after a remembered checkpoint: exit %d\n%s", code, out.String())
+	for _, later := range []string{"truncated_head.jsonl", "rewritten_tail.jsonl", "off_spine_row_replaced.jsonl"} {
+		out.Reset()
+		if code := run([]string{"--keys", trust, "--state", state, filepath.Join(vectorDir, later)}, nil, &out, &errOut); code != 1 ||
+			!strings.HasPrefix(out.String(), "VERDICT FAIL_CHECKPOINT_NOT_EXTENDED") {
+			t.Fatalf("%s after a remembered checkpoint: exit %d\n%s", later, code, out.String())
+		}
 	}
 	if again, _ := os.ReadFile(state); !bytes.Equal(again, saved) {
 		t.Fatal("a failed run changed the remembered checkpoint")
+	}
+	// The note also works as a file given to --checkpoint.
+	out.Reset()
+	if code := run([]string{"--keys", trust, "--checkpoint", state, filepath.Join(vectorDir, "base.jsonl")}, nil, &out, &errOut); code != 0 {
+		t.Fatalf("--checkpoint FILE: exit %d\n%s", code, out.String())
 	}
 }

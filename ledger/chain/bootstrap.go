@@ -1,11 +1,13 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -22,26 +24,35 @@ type Report struct {
 	Existed bool
 	// KeysCreated: Init generated the private keys (a first start).
 	KeysCreated bool
-	Rows        int         // rows imported from the history
-	Genesis     ledger.Hash // the hash of block 0
-	Verdict     ledger.Verdict
+	// TrustPublished: Init wrote the trust document, new or changed
+	// (with Existed: it was out of date).
+	TrustPublished bool
+	Rows           int         // rows imported from the history
+	Genesis        ledger.Hash // the hash of block 0
+	Verdict        ledger.Verdict
 	// Where things are.
 	StoreDir, PublicKeys, KeysDir, WitnessDir string
 }
 
 // Init imports the published history into a new chain in opts.DataDir,
 // signed with the instance's keys (generated on first start), and publishes
-// the public keys. It is all or nothing: the chain is verified before it is
-// written, staged and renamed into place, and a first start that fails
-// removes the keys it generated. On a data folder that already holds a
-// chain it is idempotent: the same history sealed with the same keys gives
-// the same blocks (ed25519 is deterministic), so a store that begins with
-// them is this chain; any other chain is refused, never overwritten.
+// the trust document (keys.json): the public keys with the Bridge keys, the
+// genesis, the documented seams pinned to the rows just sealed, the witness
+// quorum and the log. It is all or nothing: the chain is verified before
+// it is written, staged and renamed into place, and a first start that
+// fails removes the keys it generated. On a data folder that already holds
+// a chain it is idempotent: the same history sealed with the same keys
+// gives the same blocks (ed25519 is deterministic), so a store that begins
+// with them is this chain; any other chain is refused, never overwritten.
+// The trust document is then written again if it changed.
 func Init(ctx context.Context, opts Options, history io.Reader) (_ Report, err error) {
 	if err := opts.fill(); err != nil {
 		return Report{}, err
 	}
-	rep := Report{StoreDir: opts.storeDir(), PublicKeys: filepath.Join(opts.DataDir, KeysFile), KeysDir: opts.Keys.Dir, WitnessDir: opts.Keys.WitnessDir}
+	if opts.LogOrigin == "" {
+		return Report{}, errors.New("chain: LogOrigin is required to publish the trust document")
+	}
+	rep := Report{StoreDir: opts.storeDir(), PublicKeys: opts.trustFile(), KeysDir: opts.Keys.Dir, WitnessDir: opts.Keys.WitnessDir}
 	rows, err := ledger.ReadHistory(history)
 	if err != nil {
 		return rep, fmt.Errorf("chain: history: %w", err)
@@ -64,20 +75,34 @@ func Init(ctx context.Context, opts Options, history io.Reader) (_ Report, err e
 	if err != nil {
 		return rep, err
 	}
-	keys := signers.KeySet()
 	rep.Rows, rep.Genesis = len(blocks), blocks[0].Hash()
-	sopts := store.Options{Keys: keys, Seams: opts.Seams, Logger: opts.Logger}
+	// The seams are pinned to the rows just sealed from the published
+	// history, and published with the keys in the trust document.
+	seams, err := ledger.PinSeams(opts.Seams, blocks)
+	if err != nil {
+		return rep, fmt.Errorf("chain: %w", err)
+	}
+	trust, err := ledger.NewTrustDocument(signers, opts.BridgeKeys, rep.Genesis, seams, opts.WitnessQuorum, opts.LogOrigin)
+	if err != nil {
+		return rep, fmt.Errorf("chain: %w", err)
+	}
+	pins, err := trust.Options()
+	if err != nil {
+		return rep, fmt.Errorf("chain: %w", err)
+	}
+	sopts := store.Options{Keys: pins.Keys, Seams: pins.Seams, WitnessQuorum: pins.WitnessQuorum, Log: pins.Log, Logger: opts.Logger}
 	if _, statErr := os.Stat(rep.StoreDir); statErr == nil {
 		if err := sameChain(ctx, rep.StoreDir, blocks, privs, sopts); err != nil {
 			return rep, err
 		}
 		rep.Existed = true
-		return rep, writeKeysFile(rep.PublicKeys, keys)
+		rep.TrustPublished, err = writeTrustFile(rep.PublicKeys, trust)
+		return rep, err
 	}
 	if rep.Verdict, err = store.Create(rep.StoreDir, blocks, privs, sopts); err != nil {
 		return rep, err
 	}
-	if err := writeKeysFile(rep.PublicKeys, keys); err != nil {
+	if rep.TrustPublished, err = writeTrustFile(rep.PublicKeys, trust); err != nil {
 		os.RemoveAll(rep.StoreDir)
 		return rep, err
 	}
@@ -94,7 +119,7 @@ func sameChain(ctx context.Context, dir string, blocks []ledger.Block, privs []l
 	}
 	defer s.Close()
 	i := 0
-	for row, err := range s.Rows(ctx, true) {
+	for row, err := range s.Rows(ctx, -1, true) {
 		if err != nil {
 			return err
 		}
@@ -119,16 +144,31 @@ func sameChain(ctx context.Context, dir string, blocks []ledger.Block, privs []l
 
 // Bootstrap opens the chain in opts.DataDir, initialising it first from
 // the history file when the folder holds none, so that a fresh checkout
-// serves with no setup.
+// serves with no setup. It first brings the trust document up to date
+// with opts (PublishTrust), or, when that needs it, publishes it again as
+// Init does.
 func Bootstrap(ctx context.Context, opts Options, historyFile string) (*Chain, error) {
 	if err := opts.fill(); err != nil {
 		return nil, err
 	}
-	c, err := Open(opts)
-	if !errors.Is(err, store.ErrNotInitialized) {
-		return c, err
+	changed, err := PublishTrust(opts)
+	if err == nil {
+		if changed {
+			opts.Logger.Info("published the trust document again, under the configuration's policy", "file", opts.trustFile())
+		}
+		c, err := Open(opts)
+		if !errors.Is(err, store.ErrNotInitialized) {
+			return c, err
+		}
 	}
-	opts.Logger.Info("no chain yet: initialising it from the history", "data", opts.DataDir, "history", historyFile)
+	switch {
+	case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, store.ErrNotInitialized):
+		opts.Logger.Info("no chain yet: initialising it from the history", "data", opts.DataDir, "history", historyFile)
+	case errors.Is(err, ErrTrustOutdated):
+		opts.Logger.Warn("publishing the trust document again from the history", "why", err)
+	default:
+		return nil, err
+	}
 	f, err := os.Open(historyFile)
 	if err != nil {
 		return nil, fmt.Errorf("chain: history: %w", err)
@@ -140,48 +180,44 @@ func Bootstrap(ctx context.Context, opts Options, historyFile string) (*Chain, e
 	return Open(opts)
 }
 
-// ReadKeysFile reads a published keys file (keys.json form) and checks
-// every key. A missing file matches fs.ErrNotExist.
-func ReadKeysFile(path string) (ledger.KeySet, error) {
+// ReadTrustFile reads a trust document (keys.json, or the older keys-only
+// form) strictly, checks it, and returns it with its bytes. A missing file
+// matches fs.ErrNotExist.
+func ReadTrustFile(path string) (ledger.TrustDocument, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return ledger.KeySet{}, fmt.Errorf("chain: %w", err)
+		return ledger.TrustDocument{}, nil, fmt.Errorf("chain: %w", err)
 	}
-	if err := ledger.ValidateJSON(data); err != nil {
-		return ledger.KeySet{}, fmt.Errorf("chain: %s: %w", path, err)
-	}
-	var doc ledger.KeysDocument
-	if err := json.Unmarshal(data, &doc); err != nil {
-		return ledger.KeySet{}, fmt.Errorf("chain: %s: %w", path, err)
-	}
-	ks, err := ledger.NewKeySet(doc.Keys)
+	doc, err := ledger.ParseTrustDocument(data)
 	if err != nil {
-		return ledger.KeySet{}, fmt.Errorf("chain: %s: %w", path, err)
+		return ledger.TrustDocument{}, nil, fmt.Errorf("chain: %s: %w", path, err)
 	}
-	if ks.Len() == 0 {
-		return ledger.KeySet{}, fmt.Errorf("chain: %s: no keys", path)
+	if len(doc.Keys) == 0 {
+		return ledger.TrustDocument{}, nil, fmt.Errorf("chain: %s: no keys", path)
 	}
-	return ks, nil
+	return doc, data, nil
 }
 
-// PublishedKeys returns the public keys the data folder publishes; the
-// error matches fs.ErrNotExist when it holds no chain.
-func PublishedKeys(dataDir string) ([]ledger.PublishedKey, error) {
-	ks, err := ReadKeysFile(filepath.Join(dataDir, KeysFile))
-	if err != nil {
-		return nil, err
-	}
-	return ks.Published(), nil
+// PublishedTrust returns the trust document the data folder publishes and
+// its bytes, as they are to be served (/keys.json); the error matches
+// fs.ErrNotExist when the folder holds no chain.
+func PublishedTrust(dataDir string) (ledger.TrustDocument, []byte, error) {
+	return ReadTrustFile(filepath.Join(dataDir, KeysFile))
 }
 
-// writeKeysFile publishes the public keys, atomically.
-func writeKeysFile(path string, ks ledger.KeySet) error {
-	data, err := json.MarshalIndent(ledger.KeysDocument{Keys: ks.Published()}, "", "  ")
+// writeTrustFile publishes the trust document, atomically, unless the
+// file already holds it; it reports whether it wrote.
+func writeTrustFile(path string, doc ledger.TrustDocument) (bool, error) {
+	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return err
+		return false, err
 	}
-	if err := renameio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("chain: %w", err)
+	data = append(data, '\n')
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return false, nil
 	}
-	return nil
+	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+		return false, fmt.Errorf("chain: %w", err)
+	}
+	return true, nil
 }

@@ -3,9 +3,11 @@ package chain
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -33,7 +35,7 @@ func history(t *testing.T) []byte {
 }
 
 func testOptions(t *testing.T) Options {
-	return Options{DataDir: filepath.Join(t.TempDir(), "data"), Seams: seams}
+	return Options{DataDir: filepath.Join(t.TempDir(), "data"), Seams: seams, LogOrigin: "proof.example/ledger"}
 }
 
 func initChain(t *testing.T, opts Options) Report {
@@ -93,14 +95,93 @@ func TestInitOpenAppendExport(t *testing.T) {
 	if bytes.Count(public.Bytes(), []byte("\n")) != 226 || bytes.Contains(public.Bytes(), []byte("private reason")) || !bytes.Contains(private.Bytes(), []byte("private reason")) {
 		t.Fatal("export: wrong length, or the public one leaks")
 	}
+	// The export verifies under the trust document, its signed checkpoint
+	// included (over exactly its 225 rows).
 	r, err := ledger.NewReader(&public)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := ledger.Verify(r.Blocks(), ledger.Options{Keys: r.Keys(), Genesis: r.Header().GenesisHash, Seams: r.Header().DocumentedSeams})
-	if err != nil || !v.Verdict.Pass() {
-		t.Fatalf("the export does not verify: %v %v", v.Verdict.Verdict, err)
+	trust := c.Trust()
+	vopts, err := r.Options(&trust)
+	if err != nil {
+		t.Fatal(err)
 	}
+	v, err := ledger.VerifyRows(r.Rows(), vopts)
+	if err != nil || v.Verdict.Verdict != ledger.VerdictPassWithSeam || v.Verdict.CheckpointPresented == nil || v.Verdict.CheckpointPresented.Size != 225 {
+		t.Fatalf("the export does not verify: %+v %v", v.Verdict, err)
+	}
+}
+
+// The trust document Init writes pins what a verifier needs; PublishTrust
+// follows the configuration's policy without touching the keys, the
+// genesis or the seams' pins; an older keys-only file is refused by Open
+// and published again by Bootstrap.
+func TestTrustDocument(t *testing.T) {
+	t.Parallel()
+	opts := testOptions(t)
+	bridge, _ := ledger.GenerateKey(nil)
+	opts.BridgeKeys = []ledger.PublishedKey{ledger.Publish(bridge.Public(), ledger.RoleBridge)}
+	rep := initChain(t, opts)
+	if !rep.TrustPublished {
+		t.Fatal("init did not publish the trust document")
+	}
+	doc, raw, err := PublishedTrust(opts.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.GenesisHash != rep.Genesis || doc.WitnessQuorum != 2 || doc.Log.Origin != "proof.example/ledger" ||
+		len(doc.DocumentedSeams) != 1 || !doc.DocumentedSeams[0].Pinned() || doc.DocumentedSeams[0].Block != 153 ||
+		!slices.Contains(doc.Keys, opts.BridgeKeys[0]) {
+		t.Fatalf("trust document:\n%s", raw)
+	}
+	if changed, err := PublishTrust(opts); changed || err != nil {
+		t.Fatalf("an unchanged policy rewrote it: %v %v", changed, err)
+	}
+
+	next := opts
+	next.WitnessQuorum, next.LogOrigin, next.BridgeKeys = 1, "other.example/ledger", nil
+	next.Seams = []ledger.Seam{{Block: 153, Reason: "reworded"}}
+	if changed, err := PublishTrust(next); !changed || err != nil {
+		t.Fatalf("a new policy: %v %v", changed, err)
+	}
+	revised, _, _ := PublishedTrust(opts.DataDir)
+	if revised.WitnessQuorum != 1 || revised.Log.Origin != "other.example/ledger" || revised.GenesisHash != doc.GenesisHash ||
+		revised.DocumentedSeams[0].Hash != doc.DocumentedSeams[0].Hash || revised.DocumentedSeams[0].Reason != "reworded" ||
+		slices.ContainsFunc(revised.Keys, func(k ledger.PublishedKey) bool { return k.Role == ledger.RoleBridge }) {
+		t.Fatalf("revised: %+v", revised)
+	}
+	// A seam never pinned cannot be pinned from the rows under
+	// verification: that takes Init, from the history.
+	unpinned := opts
+	unpinned.Seams = append(slices.Clone(opts.Seams), ledger.Seam{Block: 100, Reason: "not pinned"})
+	if _, err := PublishTrust(unpinned); !errors.Is(err, ErrTrustOutdated) || !errors.Is(err, ledger.ErrSeamNotPinned) {
+		t.Fatalf("unpinned seam: %v", err)
+	}
+
+	legacy := []byte(`{"keys":` + string(mustJSON(t, doc.Keys[:3])) + "}\n")
+	if err := os.WriteFile(filepath.Join(opts.DataDir, KeysFile), legacy, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(opts); !errors.Is(err, ErrTrustOutdated) {
+		t.Fatalf("open with a keys-only file: %v", err)
+	}
+	c, err := Bootstrap(context.Background(), opts, historyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if _, again, _ := PublishedTrust(opts.DataDir); !bytes.Equal(again, raw) {
+		t.Fatalf("bootstrap published\n%s\nwant\n%s", again, raw)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestInitIdempotentAndRefusesOtherChains(t *testing.T) {

@@ -74,8 +74,11 @@ type Node struct {
 	Platform    string `yaml:"platform" json:"platform,omitempty"`
 	Station     string `yaml:"station" json:"station,omitempty"`
 	TrustLevel  string `yaml:"trust_level" json:"trust_level,omitempty"`
-	Town        string `yaml:"town" json:"town,omitempty"`                 // id of the node's live town, if any
-	PublicRoute string `yaml:"public_route" json:"public_route,omitempty"` // public airlock route, if any (e.g. /api/ember)
+	Town        string `yaml:"town" json:"town,omitempty"`                 // id of the node's town, if any (live only where its route answers)
+	PublicRoute string `yaml:"public_route" json:"public_route,omitempty"` // public airlock route, if any (e.g. /api/ember), published only while it answers
+	// RoadmapRoute is PublicRoute as published by a server that does not
+	// answer it yet (Served); never read from site.yaml.
+	RoadmapRoute string `yaml:"-" json:"roadmap_route,omitempty"`
 }
 
 // MemoryID is the node's id in memory (/api/memory/retrieve/{node_id}):
@@ -86,6 +89,19 @@ func (n Node) MemoryID() string {
 	}
 	return strings.ToLower(n.Name)
 }
+
+// Served returns n as a server publishes it, given which routes answer
+// there: the public route stays only if it answers; otherwise it is
+// RoadmapRoute, announced, not claimed.
+func (n Node) Served(answers func(path string) bool) Node {
+	if n.PublicRoute != "" && !answers(n.PublicRoute) {
+		n.RoadmapRoute, n.PublicRoute = n.PublicRoute, ""
+	}
+	return n
+}
+
+// TownPath is the route of a town on the API origin.
+func TownPath(id string) string { return "/api/v1/towns/" + id }
 
 // Town is a digital town: a persistent space of one node.
 type Town struct {
@@ -132,6 +148,20 @@ type Gate struct {
 	ClaimFiles []string     `yaml:"claim_files" json:"claim_files"` // content paths, e.g. products/gate/README.md
 }
 
+// Published returns the Bridge keys as published keys of role bridge,
+// checking each.
+func (g Gate) Published() ([]ledger.PublishedKey, error) {
+	out := make([]ledger.PublishedKey, 0, len(g.BridgeKeys))
+	for _, k := range g.BridgeKeys {
+		pub, err := ledger.ParsePublicKeyHex(k.PublicKey)
+		if err != nil {
+			return nil, fmt.Errorf("charter: gate.bridge_keys %s: %w", k.KeyID, err)
+		}
+		out = append(out, ledger.Publish(pub, ledger.RoleBridge))
+	}
+	return out, nil
+}
+
 // GateAction is one row of the gate's action table.
 type GateAction struct {
 	Action   string   `yaml:"action" json:"action"`     // an action class, e.g. PUBLIC_CLAIM_CHANGE
@@ -149,6 +179,18 @@ type BridgeKey struct {
 // Ledger is what the site publishes about the ledger.
 type Ledger struct {
 	DocumentedSeams []Seam `yaml:"documented_seams" json:"documented_seams"`
+	// WitnessQuorum is the number of distinct pinned witness signatures
+	// every block needs; 0 means ledger.DefaultWitnessQuorum (Quorum).
+	WitnessQuorum int `yaml:"witness_quorum" json:"witness_quorum,omitempty"`
+}
+
+// Quorum returns the witness quorum, ledger.DefaultWitnessQuorum unless
+// site.yaml sets one.
+func (l Ledger) Quorum() int {
+	if l.WitnessQuorum > 0 {
+		return l.WitnessQuorum
+	}
+	return ledger.DefaultWitnessQuorum
 }
 
 // Seam is a documented break of the strict table, with its public reason.

@@ -2,16 +2,22 @@
 // only package that knows the database's keys; everything else calls its
 // typed API.
 //
-//	s, err := store.Open(dir, store.Options{Keys: keys, Seams: seams, Logger: log})
-//	res, err := s.FullWalk(ctx, progress)       // full verification, cached
-//	b, err := s.AppendEntry(ctx, entry, signers) // build, sign, verify against the head, sync, acknowledge
-//	v, ok := s.Verdict()                         // O(1): the cached verdict
+//	opts, _ := trust.Options()                             // pins from the trust document
+//	s, err := store.Open(dir, store.Options{Keys: opts.Keys, Seams: opts.Seams, WitnessQuorum: opts.WitnessQuorum, Log: opts.Log, Logger: log})
+//	res, err := s.FullWalk(ctx, nil, progress)             // full verification, cached
+//	b, err := s.AppendEntry(ctx, entry, signers)           // build, sign, verify against the head, sync, acknowledge
+//	v, ok := s.Verdict()                                   // O(1): the cached verdict
+//	note, err := s.SignedCheckpoint(signers.Writer)        // the C2SP checkpoint over every row
 //
 // Appends are serialised through one writer, written with the block's
-// indexes in one transaction, and synced to disk (Badger SyncWrites) before
-// they return. Each append is verified against the verified head and the
-// cached verdict is extended in O(1). Reads never block appends. A Store is
-// safe for concurrent use.
+// indexes and the Merkle tree nodes it completes in one transaction, and
+// synced to disk (Badger SyncWrites) before they return. Each append is
+// verified against the verified head and the cached verdict is extended in
+// O(1); the tree's right border is kept in memory, so an append hashes
+// O(log n) nodes and reads nothing. A full walk checks every row, every
+// stored payload, where each row is stored, the stored count, and the
+// stored tree's root. Reads never block appends. A Store is safe for
+// concurrent use.
 package store
 
 import (
@@ -32,6 +38,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/tlog"
 )
 
 // Errors of the store. Verification failures of an append wrap the ledger
@@ -58,10 +65,17 @@ var (
 	prefixBlock   = []byte("b") // b + index (8 bytes big-endian) -> block JSON
 	prefixHash    = []byte("h") // h + hash (32 bytes) -> index (8 bytes)
 	prefixPrivate = []byte("p") // p + index -> private JSON {description, payload}
+	prefixNode    = []byte("t") // t + level (1 byte) + index (8 bytes) -> Merkle node hash (32 bytes)
 	metaFormat    = []byte("m/format")
 	metaGenesis   = []byte("m/genesis") // hash of block 0 at creation
 	metaCount     = []byte("m/count")   // number of rows
+	metaTreeSize  = []byte("m/tree")    // number of leaves whose tree nodes are stored
 )
+
+func nodeKey(id tlog.NodeID) []byte {
+	k := append(append([]byte(nil), prefixNode...), byte(id.Level))
+	return binary.BigEndian.AppendUint64(k, id.Index)
+}
 
 func blockKey(i int64) []byte {
 	return binary.BigEndian.AppendUint64(append([]byte(nil), prefixBlock...), uint64(i))
@@ -82,8 +96,16 @@ type Options struct {
 	// Genesis is the pinned genesis hash; zero means the hash recorded when
 	// the store was created.
 	Genesis ledger.Hash
-	// Seams are the documented strict-table seams.
+	// Seams are the documented strict-table seams, pinned by hash and
+	// prev_hash (a seam without them documents nothing).
 	Seams []ledger.Seam
+	// WitnessQuorum is the number of distinct pinned witness signatures
+	// every block needs, on append and in the walk; zero means
+	// ledger.DefaultWitnessQuorum.
+	WitnessQuorum int
+	// Log names the log: its origin labels checkpoints (SignedCheckpoint
+	// needs it) and its checkpoint key is what verifiers pin.
+	Log ledger.LogPin
 	// Logger receives the store's and Badger's logs; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock for last_full_walk_at and new blocks; nil means
@@ -120,9 +142,15 @@ type Store struct {
 type state struct {
 	head, genesis ledger.Block
 	count         int64
+	tree          *tlog.Tree          // the Merkle tree's right border over count rows; never mutated once stored
 	verdict       *ledger.Verdict     // nil until the first full walk
 	table         *ledger.StrictTable // strict-table breaks of the last walk, kept current by appends
 	version       uint64              // one more than the snapshot it replaced
+}
+
+// checkpoint returns the checkpoint of st's tree.
+func (st *state) checkpoint(origin string) ledger.Checkpoint {
+	return ledger.Checkpoint{Origin: origin, Size: int64(st.tree.Size()), Root: ledger.Hash(st.tree.Root())}
 }
 
 func badgerOptions(dir string, log *slog.Logger) badger.Options {
@@ -152,6 +180,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, opts: opts, log: opts.Logger.With("component", "ledger.store")}
 	if err := s.load(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.catchUpTree(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -197,9 +229,81 @@ func (s *Store) load() error {
 		if st.head, err = decodeItem(it.Item()); err != nil {
 			return err
 		}
+		treeSize, err := getValue(txn, metaTreeSize)
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			treeSize = be64(0) // a store written before the tree: built below
+		} else if err != nil || len(treeSize) != 8 {
+			return fmt.Errorf("%w: tree size: %v", ErrCorrupt, err)
+		}
+		if st.tree, err = treeAt(txn, binary.BigEndian.Uint64(treeSize)); err != nil {
+			return err
+		}
 		s.state.Store(st)
 		return nil
 	})
+}
+
+// treeAt rebuilds the tree of size leaves from its stored border nodes.
+func treeAt(txn *badger.Txn, size uint64) (*tlog.Tree, error) {
+	var border []tlog.Hash
+	for _, id := range tlog.BorderNodes(size) {
+		h, err := nodeAt(txn, id)
+		if err != nil {
+			return nil, err
+		}
+		border = append(border, h)
+	}
+	return tlog.TreeFrom(size, border)
+}
+
+func nodeAt(txn *badger.Txn, id tlog.NodeID) (tlog.Hash, error) {
+	v, err := getValue(txn, nodeKey(id))
+	if err != nil || len(v) != len(tlog.Hash{}) {
+		return tlog.Hash{}, fmt.Errorf("%w: Merkle node %d/%d: %v", ErrCorrupt, id.Level, id.Index, err)
+	}
+	return tlog.Hash(v), nil
+}
+
+// catchUpTree hashes the rows the stored tree does not cover yet (a store
+// written before the tree existed) and stores their nodes, once.
+func (s *Store) catchUpTree(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.state.Load()
+	if int64(st.tree.Size()) >= st.count {
+		return nil
+	}
+	s.log.Info("building the Merkle tree over stored rows", "from", st.tree.Size(), "rows", st.count)
+	tree := st.tree.Clone()
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	var err error
+	for b, rerr := range s.Range(ctx, int64(tree.Size()), st.count) {
+		if rerr != nil {
+			return rerr
+		}
+		tree.Append(tlog.LeafHash(b.Leaf()), func(id tlog.NodeID, h tlog.Hash) {
+			if err == nil {
+				err = wb.Set(nodeKey(id), h[:])
+			}
+		})
+	}
+	if err == nil && int64(tree.Size()) != st.count {
+		err = fmt.Errorf("%w: %d rows stored under their indexes, the count says %d", ErrCorrupt, tree.Size(), st.count)
+	}
+	if err == nil {
+		err = wb.Set(metaTreeSize, be64(int64(tree.Size())))
+	}
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("ledger: build the Merkle tree: %w", err)
+	}
+	next := *st
+	next.tree, next.version = tree, st.version+1
+	s.state.Store(&next)
+	return nil
 }
 
 // Close closes the database. Appends in flight finish first.
@@ -217,6 +321,99 @@ func (s *Store) Seams() []ledger.Seam { return append([]ledger.Seam(nil), s.opts
 
 // GenesisHash returns the pinned genesis hash.
 func (s *Store) GenesisHash() ledger.Hash { return s.opts.Genesis }
+
+// WitnessQuorum returns the quorum every block is checked against.
+func (s *Store) WitnessQuorum() int { return s.opts.WitnessQuorum }
+
+// Log returns the log's origin and checkpoint key.
+func (s *Store) Log() ledger.LogPin { return s.opts.Log }
+
+// SpineHead returns the head of the canonical spine as the cached verdict
+// has it (kept current by appends), and false before the first full walk.
+// It is the spine's head, which Head (the highest stored index) need not
+// be on a tampered store. O(1).
+func (s *Store) SpineHead() (ledger.Point, bool) {
+	v := s.state.Load().verdict
+	if v == nil || v.Head == nil {
+		return ledger.Point{}, false
+	}
+	return *v.Head, true
+}
+
+// Checkpoint returns the checkpoint of every stored row: the Merkle root
+// over the table, under the log's origin. O(1).
+func (s *Store) Checkpoint() ledger.Checkpoint { return s.state.Load().checkpoint(s.opts.Log.Origin) }
+
+// SignedCheckpoint returns Checkpoint as a C2SP signed note, signed by the
+// writer key w under a note key named after the log's origin.
+func (s *Store) SignedCheckpoint(w ledger.PrivateKey) ([]byte, error) {
+	return ledger.SignCheckpoint(s.Checkpoint(), w)
+}
+
+// InclusionProof proves that row index is in the tree of size rows
+// (size <= Count). It checks the proof against the stored root before
+// returning it, so a damaged node is ErrCorrupt, never a wrong proof.
+func (s *Store) InclusionProof(index, size int64) (tlog.Proof, error) {
+	var p tlog.Proof
+	err := s.db.View(func(txn *badger.Txn) error {
+		if err := s.checkSize(size); err != nil || index < 0 || index >= size {
+			return fmt.Errorf("%w: leaf %d of a tree of size %d (%v)", ErrNotFound, index, size, err)
+		}
+		b, err := blockAt(txn, index)
+		if err != nil {
+			return err
+		}
+		read := func(id tlog.NodeID) (tlog.Hash, error) { return nodeAt(txn, id) }
+		if p, err = tlog.InclusionProof(uint64(index), uint64(size), read); err != nil {
+			return err
+		}
+		tree, err := treeAt(txn, uint64(size))
+		if err != nil {
+			return err
+		}
+		if err := tlog.VerifyInclusion(tlog.LeafHash(b.Leaf()), uint64(index), uint64(size), p, tree.Root()); err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+// ConsistencyProof proves that the tree of size1 rows is a prefix of the
+// tree of size2 rows (size1 <= size2 <= Count), checked before returning.
+func (s *Store) ConsistencyProof(size1, size2 int64) (tlog.Proof, error) {
+	var p tlog.Proof
+	err := s.db.View(func(txn *badger.Txn) error {
+		if err := s.checkSize(size2); err != nil || size1 < 0 || size1 > size2 {
+			return fmt.Errorf("%w: consistency of size %d with size %d (%v)", ErrNotFound, size1, size2, err)
+		}
+		read := func(id tlog.NodeID) (tlog.Hash, error) { return nodeAt(txn, id) }
+		var err error
+		if p, err = tlog.ConsistencyProof(uint64(size1), uint64(size2), read); err != nil {
+			return err
+		}
+		t1, err := treeAt(txn, uint64(size1))
+		if err != nil {
+			return err
+		}
+		t2, err := treeAt(txn, uint64(size2))
+		if err != nil {
+			return err
+		}
+		if err := tlog.VerifyConsistency(uint64(size1), uint64(size2), p, t1.Root(), t2.Root()); err != nil {
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+		return nil
+	})
+	return p, err
+}
+
+func (s *Store) checkSize(size int64) error {
+	if n := int64(s.state.Load().tree.Size()); size < 0 || size > n {
+		return fmt.Errorf("the tree has %d rows", n)
+	}
+	return nil
+}
 
 // Head returns the block with the highest index. O(1).
 func (s *Store) Head() ledger.Block { return s.state.Load().head }
@@ -340,18 +537,20 @@ func (s *Store) Blocks(ctx context.Context) iter.Seq2[ledger.Block, error] {
 	return s.Range(ctx, 0, -1)
 }
 
-// Rows returns every row in index order with its private part when private
-// is true, for exports.
-func (s *Store) Rows(ctx context.Context, private bool) iter.Seq2[ledger.Row, error] {
+// Rows returns the first n rows in index order (n < 0: every row), read
+// from one consistent snapshot, each with its private part when private is
+// true and one is stored: for exports. Checkpoint().Size taken before the
+// call is the n whose rows a checkpoint covers.
+func (s *Store) Rows(ctx context.Context, n int64, private bool) iter.Seq2[ledger.Row, error] {
 	return func(yield func(ledger.Row, error) bool) {
-		for b, err := range s.Blocks(ctx) {
-			row := ledger.Row{Block: b}
-			if err == nil && private {
-				var p ledger.Private
-				if p, err = s.Private(b.Index()); err == nil {
-					row.Private = &p
-				}
+		txn := s.db.NewTransaction(false)
+		defer txn.Discard()
+		var i int64
+		for row, err := range walkRows(ctx, txn, private) {
+			if n >= 0 && i >= n {
+				return
 			}
+			i++
 			if !yield(row, err) || err != nil {
 				return
 			}
@@ -359,17 +558,36 @@ func (s *Store) Rows(ctx context.Context, private bool) iter.Seq2[ledger.Row, er
 	}
 }
 
-// FullWalk verifies the whole chain (ledger.Verify on all cores) from a
-// snapshot, stamps the verdict with the walk's start time, brings it up to
-// date with blocks appended during the walk, and caches it. checkpoint, if
-// set, must be extended. progress, if set, is called with the rows checked
-// so far.
+// FullWalk verifies the whole chain from one snapshot (ledger.VerifyRows
+// on all cores): every row with its stored payload and the index of its
+// storage key, the stored row count, and the stored Merkle tree's root
+// against the root recomputed from the rows. It stamps the verdict with the
+// walk's start time, brings it up to date with blocks appended during the
+// walk, and caches it. checkpoint, if set, is a checkpoint the caller
+// remembers, which the rows must extend. progress, if set, is called with
+// the rows checked so far.
 func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, progress func(checked int64)) (ledger.Result, error) {
 	started := s.opts.Now().UTC()
-	res, err := ledger.Verify(s.Blocks(ctx), ledger.Options{
-		Keys: s.opts.Keys, Genesis: s.opts.Genesis, Seams: s.opts.Seams, Checkpoint: checkpoint,
-		Check: ledger.CheckOptions{Workers: s.opts.Workers, Progress: progress},
-	})
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	opts := ledger.Options{
+		Keys: s.opts.Keys, Genesis: s.opts.Genesis, Seams: s.opts.Seams, WitnessQuorum: s.opts.WitnessQuorum, Log: s.opts.Log,
+		Checkpoint: checkpoint, Check: ledger.CheckOptions{Workers: s.opts.Workers, Progress: progress},
+	}
+	// What the store records; unreadable values stay -1 or zero, which no
+	// table matches.
+	stored := ledger.Stored{Count: -1, TreeSize: -1}
+	if cnt, err := getValue(txn, metaCount); err == nil && len(cnt) == 8 {
+		stored.Count = int64(binary.BigEndian.Uint64(cnt))
+	}
+	if ts, err := getValue(txn, metaTreeSize); err == nil && len(ts) == 8 {
+		stored.TreeSize = int64(binary.BigEndian.Uint64(ts))
+		if tree, err := treeAt(txn, uint64(stored.TreeSize)); err == nil {
+			stored.Root = ledger.Hash(tree.Root())
+		}
+	}
+	opts.Stored = &stored
+	res, err := ledger.VerifyRows(walkRows(ctx, txn, true), opts)
 	if err != nil {
 		return ledger.Result{}, err
 	}
@@ -379,7 +597,7 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 	defer s.mu.Unlock()
 	v, table := res.Verdict, res.Table
 	st := s.state.Load()
-	if v.Head != nil && v.Head.Index < st.head.Index() {
+	if v.Head != nil && v.Head.Index < st.head.Index() && v.Pass() {
 		// Blocks appended while the walk ran were each verified against
 		// the head when appended; extend the walked verdict with them.
 		prev, err := s.BlockByIndex(v.Head.Index)
@@ -391,17 +609,66 @@ func (s *Store) FullWalk(ctx context.Context, checkpoint *ledger.Checkpoint, pro
 			if err != nil {
 				return ledger.Result{}, err
 			}
-			if v, err = v.Extend(ledger.VerifyBlock(b, &prev, s.opts.Keys)); err != nil {
+			if v, err = v.Extend(ledger.VerifyBlock(b, &prev, s.opts.Keys, s.opts.WitnessQuorum), st.checkpoint(s.opts.Log.Origin)); err != nil {
 				return ledger.Result{}, err
 			}
 			table.Rows++
 			prev = b
 		}
 	}
-	s.state.Store(&state{head: st.head, genesis: st.genesis, count: st.count, verdict: &v, table: &table, version: st.version + 1})
-	s.log.Debug("full walk", "verdict", v.Verdict, "rows", v.RowsChecked, "spine_length", v.SpineLength, "took", s.opts.Now().Sub(started))
+	next := *st
+	next.verdict, next.table, next.version = &v, &table, st.version+1
+	s.state.Store(&next)
+	s.log.Debug("full walk", "verdict", v.Verdict, "rows", v.RowsChecked, "spine_length", v.SpineLength, "payloads", v.PayloadsChecked, "took", s.opts.Now().Sub(started))
 	res.Verdict = v
 	return res, nil
+}
+
+// walkRows yields every stored row of txn's snapshot in key order, with
+// the index of the key it is stored under and, when private is true, its
+// private part when one is stored. A row or private part that cannot be
+// decoded ends it with ErrCorrupt.
+func walkRows(ctx context.Context, txn *badger.Txn, private bool) iter.Seq2[ledger.Row, error] {
+	return func(yield func(ledger.Row, error) bool) {
+		opt := badger.DefaultIteratorOptions
+		opt.PrefetchSize = 256
+		opt.Prefix = prefixBlock
+		blocks := txn.NewIterator(opt)
+		defer blocks.Close()
+		var privs *badger.Iterator
+		if private {
+			opt.Prefix = prefixPrivate
+			privs = txn.NewIterator(opt)
+			defer privs.Close()
+			privs.Rewind()
+		}
+		for blocks.Rewind(); blocks.Valid(); blocks.Next() {
+			if err := ctx.Err(); err != nil {
+				yield(ledger.Row{}, err)
+				return
+			}
+			key := int64(binary.BigEndian.Uint64(blocks.Item().Key()[len(prefixBlock):]))
+			b, err := decodeItem(blocks.Item())
+			row := ledger.Row{Block: b, StoredUnder: key, Stored: true}
+			for ; private && err == nil && privs.Valid() && int64(binary.BigEndian.Uint64(privs.Item().Key()[len(prefixPrivate):])) < key; privs.Next() {
+			}
+			if private && err == nil && privs.Valid() && int64(binary.BigEndian.Uint64(privs.Item().Key()[len(prefixPrivate):])) == key {
+				row.Private, err = decodePrivate(privs.Item(), key)
+			}
+			if !yield(row, err) || err != nil {
+				return
+			}
+		}
+	}
+}
+
+func decodePrivate(item *badger.Item, i int64) (*ledger.Private, error) {
+	p := &ledger.Private{}
+	err := item.Value(func(v []byte) error { return json.Unmarshal(v, p) })
+	if err != nil {
+		return nil, fmt.Errorf("%w: private part of block %d: %w", ErrCorrupt, i, err)
+	}
+	return p, nil
 }
 
 // AppendEntry builds the next block from e (index head+1, prev_hash the
@@ -446,13 +713,13 @@ func (s *Store) appendLocked(ctx context.Context, b ledger.Block, priv *ledger.P
 		return err
 	}
 	st := s.state.Load()
-	check := ledger.VerifyBlock(b, &st.head, s.opts.Keys)
+	check := ledger.VerifyBlock(b, &st.head, s.opts.Keys, s.opts.WitnessQuorum)
 	if !check.Valid() {
 		return fmt.Errorf("%w: %w", ErrRejected, check.Err)
 	}
 	if priv != nil {
-		if ph, _, err := ledger.PayloadHash(priv.Payload); err != nil || ph != b.Header().PayloadHash {
-			return fmt.Errorf("%w: payload does not hash to payload_hash (%v)", ErrRejected, err)
+		if c := ledger.CheckRow(ledger.Row{Block: b, Private: priv}, s.opts.Keys, s.opts.WitnessQuorum); !c.PayloadValid {
+			return fmt.Errorf("%w: %w", ErrRejected, c.Err)
 		}
 	}
 	txn := s.db.NewTransaction(true)
@@ -465,15 +732,31 @@ func (s *Store) appendLocked(ctx context.Context, b ledger.Block, priv *ledger.P
 	if err := putBlock(txn, b, priv); err != nil {
 		return err
 	}
-	if err := txn.Set(metaCount, be64(st.count+1)); err != nil {
+	if int64(st.tree.Size()) != st.count {
+		return fmt.Errorf("%w: the Merkle tree covers %d rows, the store has %d", ErrCorrupt, st.tree.Size(), st.count)
+	}
+	tree := st.tree.Clone()
+	var err error
+	tree.Append(tlog.Hash(check.Leaf), func(id tlog.NodeID, h tlog.Hash) {
+		if err == nil {
+			err = txn.Set(nodeKey(id), h[:])
+		}
+	})
+	if err == nil {
+		err = txn.Set(metaTreeSize, be64(st.count+1))
+	}
+	if err == nil {
+		err = txn.Set(metaCount, be64(st.count+1))
+	}
+	if err != nil {
 		return err
 	}
 	if err := txn.Commit(); err != nil { // synced: SyncWrites is on
 		return fmt.Errorf("ledger: append block %d: %w", b.Index(), err)
 	}
-	next := &state{head: b, genesis: st.genesis, count: st.count + 1, version: st.version + 1}
+	next := &state{head: b, genesis: st.genesis, count: st.count + 1, tree: tree, version: st.version + 1}
 	if st.verdict != nil {
-		v, err := st.verdict.Extend(check)
+		v, err := st.verdict.Extend(check, next.checkpoint(s.opts.Log.Origin))
 		if err != nil {
 			return err // unreachable: check is valid and follows the head
 		}
@@ -530,7 +813,17 @@ func Create(dir string, blocks []ledger.Block, privs []ledger.Private, opts Opti
 	if opts.Genesis.IsZero() {
 		opts.Genesis = blocks[0].Hash()
 	}
-	res, err := ledger.Verify(ledger.Values(blocks), ledger.Options{Keys: opts.Keys, Genesis: opts.Genesis, Seams: opts.Seams})
+	res, err := ledger.VerifyRows(func(yield func(ledger.Row, error) bool) {
+		for i, b := range blocks {
+			row := ledger.Row{Block: b}
+			if privs != nil {
+				row.Private = &privs[i]
+			}
+			if !yield(row, nil) {
+				return
+			}
+		}
+	}, ledger.Options{Keys: opts.Keys, Genesis: opts.Genesis, Seams: opts.Seams, WitnessQuorum: opts.WitnessQuorum, Log: opts.Log})
 	if err != nil {
 		return ledger.Verdict{}, err
 	}
@@ -574,11 +867,13 @@ func writeAll(dir string, blocks []ledger.Block, privs []ledger.Private, opts Op
 			err = wb.Set(k, v)
 		}
 	}
+	tree := tlog.NewTree()
 	for i, b := range blocks {
 		data, merr := b.MarshalJSON()
 		if merr != nil {
 			return merr
 		}
+		tree.Append(tlog.LeafHash(b.Leaf()), func(id tlog.NodeID, h tlog.Hash) { set(nodeKey(id), h[:]) })
 		set(blockKey(b.Index()), data)
 		set(hashKey(b.Hash()), be64(b.Index()))
 		if privs != nil {
@@ -591,6 +886,7 @@ func writeAll(dir string, blocks []ledger.Block, privs []ledger.Private, opts Op
 	}
 	set(metaGenesis, opts.Genesis[:])
 	set(metaCount, be64(int64(len(blocks))))
+	set(metaTreeSize, be64(int64(len(blocks))))
 	set(metaFormat, []byte(formatVersion))
 	if err != nil {
 		return fmt.Errorf("ledger: create: %w", err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/ledger/tlog"
 )
 
 // seededKey returns a deterministic key (a 32-byte seed always makes one).
@@ -56,17 +57,31 @@ var sealedHistory = sync.OnceValues(func() ([]ledger.Block, []ledger.Private) {
 	return blocks, privs
 })
 
-var testSeams = []ledger.Seam{{Block: 153, Reason: "row 152 was superseded; 153 links to 151"}}
+// testSeams pins the seam of the test history to its row 153.
+var testSeams = func() []ledger.Seam {
+	blocks, _ := sealedHistory()
+	seams, err := ledger.PinSeams([]ledger.Seam{{Block: 153, Reason: "row 152 was superseded; 153 links to 151"}}, blocks)
+	if err != nil {
+		panic(err)
+	}
+	return seams
+}()
+
+const testOrigin = "store.proofsite.test/ledger"
+
+// testOptions are the pins of the test store.
+func testOptions() Options {
+	return Options{Keys: testSigners().KeySet(), Seams: testSeams, Log: ledger.LogPin{Origin: testOrigin}}
+}
 
 func seamLinks() map[int64]int64 { return map[int64]int64{153: 151} }
 
 // newStore creates a 200-row store with the documented seam and opens it.
 func newStore(t testing.TB) (*Store, string, []ledger.Block) {
 	t.Helper()
-	s := testSigners()
 	blocks, privs := sealedHistory()
 	dir := filepath.Join(t.TempDir(), "ledger")
-	opts := Options{Keys: s.KeySet(), Seams: testSeams}
+	opts := testOptions()
 	if _, err := Create(dir, blocks, privs, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +173,7 @@ func TestFullWalkAndAppend(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(dir, Options{Keys: signers.KeySet(), Seams: testSeams})
+	s2, err := Open(dir, testOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +242,7 @@ func TestCreateRefuses(t *testing.T) {
 	s := testSigners()
 	blocks, privs, _ := ledger.SealHistory(history(200, seamLinks()), s)
 	dir := filepath.Join(t.TempDir(), "ledger")
-	opts := Options{Keys: s.KeySet(), Seams: testSeams}
+	opts := testOptions()
 	// An undocumented break: nothing is written.
 	if _, err := Create(dir, blocks, privs, Options{Keys: s.KeySet()}); !errors.Is(err, ErrRejected) {
 		t.Fatalf("undocumented seam: %v", err)
@@ -286,15 +301,19 @@ func TestTamperStore(t *testing.T) {
 		{"spine row deleted", func(t *testing.T, s *Store, _ []ledger.Block) {
 			deleteRow(t, s, 100)
 		}, want{ledger.VerdictSpineBroken, false, at(101), false}},
-		{"two rows swapped", func(t *testing.T, s *Store, _ []ledger.Block) {
+		{"two rows swapped (each stored under the other's index)", func(t *testing.T, s *Store, _ []ledger.Block) {
 			a, b := rawRow(t, s, 100), rawRow(t, s, 101)
 			putRow(t, s, 100, b)
 			putRow(t, s, 101, a)
-		}, want{ledger.VerdictUndocumentedBreak, true, at(101), false}},
-		{"truncated head, no checkpoint (undetectable)", func(t *testing.T, s *Store, _ []ledger.Block) {
+		}, want{ledger.VerdictSpineBroken, false, at(101), false}},
+		{"truncated head: the stored count and tree disagree", func(t *testing.T, s *Store, _ []ledger.Block) {
 			deleteRow(t, s, 199)
 			deleteRow(t, s, 198)
-		}, want{ledger.VerdictPassWithSeam, true, at(153), false}},
+		}, want{ledger.VerdictStorage, true, at(153), false}},
+		{"truncated head with the count rewritten too: caught by the stored tree", func(t *testing.T, s *Store, _ []ledger.Block) {
+			deleteRow(t, s, 199)
+			putMeta(t, s, metaCount, be64(199))
+		}, want{ledger.VerdictStorage, true, at(153), false}},
 		{"truncated head against a checkpoint", func(t *testing.T, s *Store, _ []ledger.Block) {
 			deleteRow(t, s, 199)
 			deleteRow(t, s, 198)
@@ -313,7 +332,35 @@ func TestTamperStore(t *testing.T) {
 		}, want{ledger.VerdictSpineBroken, false, at(101), false}},
 		{"row duplicated under the next key", func(t *testing.T, s *Store, _ []ledger.Block) {
 			putRow(t, s, 200, rawRow(t, s, 100))
-		}, want{ledger.VerdictUndocumentedBreak, true, at(153), false}},
+		}, want{ledger.VerdictInvalidRow, true, at(153), false}},
+		{"row moved to another key index", func(t *testing.T, s *Store, _ []ledger.Block) {
+			putRow(t, s, 250, rawRow(t, s, 199))
+			deleteRow(t, s, 199)
+		}, want{ledger.VerdictSpineBroken, false, at(153), false}},
+		{"stored payload changed behind its hash", func(t *testing.T, s *Store, _ []ledger.Block) {
+			putPrivate(t, s, 100, []byte(`{"description":"row 100","payload":{"n":1000}}`))
+		}, want{ledger.VerdictSpineBroken, false, at(100), false}},
+		{"off-spine payload changed behind its hash", func(t *testing.T, s *Store, _ []ledger.Block) {
+			putPrivate(t, s, 152, []byte(`{"description":"row 152","payload":{"n":1000}}`))
+		}, want{ledger.VerdictInvalidRow, true, at(152), false}},
+		{"witness signatures stripped", func(t *testing.T, s *Store, _ []ledger.Block) {
+			editRow(t, s, 100, "witnesses", []any{})
+		}, want{ledger.VerdictSpineBroken, false, at(100), false}},
+		{"off-spine row replaced and re-signed, against a checkpoint", func(t *testing.T, s *Store, b []ledger.Block) {
+			h := b[152].Header()
+			h.Kind = "audit_replaced"
+			r, err := ledger.Seal(h, signers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			putRow(t, s, 152, must(r.MarshalJSON()))
+			putPrivate(t, s, 152, nil) // the replaced payload is not stored
+		}, want{ledger.VerdictCheckpoint, true, at(153), true}},
+		{"a stored tree node damaged", func(t *testing.T, s *Store, _ []ledger.Block) {
+			if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(nodeKey(tlog.BorderNodes(200)[0]), make([]byte, 32)) }); err != nil {
+				t.Fatal(err)
+			}
+		}, want{ledger.VerdictStorage, true, at(153), false}},
 		{"new undocumented break, properly signed", func(t *testing.T, s *Store, _ []ledger.Block) {
 			links := seamLinks()
 			links[181] = 179
@@ -329,12 +376,12 @@ func TestTamperStore(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
 			s, dir, blocks := newStore(t)
-			cp := &ledger.Checkpoint{Size: 200, HeadHash: blocks[199].Hash()}
+			cp := ptr(s.Checkpoint())
 			tc.tamper(t, s, blocks)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(dir, Options{Keys: signers.KeySet(), Seams: testSeams})
+			s, err := Open(dir, testOptions())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,6 +434,27 @@ func putRow(t *testing.T, s *Store, i int64, raw []byte) {
 	}
 }
 
+// putPrivate replaces (or, with nil, deletes) a stored private part.
+func putPrivate(t *testing.T, s *Store, i int64, raw []byte) {
+	t.Helper()
+	err := s.db.Update(func(txn *badger.Txn) error {
+		if raw == nil {
+			return txn.Delete(privateKey(i))
+		}
+		return txn.Set(privateKey(i), raw)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func putMeta(t *testing.T, s *Store, key, v []byte) {
+	t.Helper()
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set(key, v) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func deleteRow(t *testing.T, s *Store, i int64) {
 	t.Helper()
 	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(blockKey(i)) }); err != nil {
@@ -404,6 +472,8 @@ func editRow(t *testing.T, s *Store, i int64, member string, value any) {
 	m[member] = must(json.Marshal(value))
 	putRow(t, s, i, must(json.Marshal(m)))
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func must[T any](v T, err error) T {
 	if err != nil {

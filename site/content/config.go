@@ -141,6 +141,12 @@ func validateCharter(c *charter.Charter, doc *yamlDoc) []*Error {
 		blocks[s.Block] = true
 		need(p+".reason", s.Reason)
 	}
+	if c.Ledger.WitnessQuorum < 0 {
+		errs = append(errs, doc.errorf("$.ledger.witness_quorum", "witness_quorum must be 1 or more, found %d", c.Ledger.WitnessQuorum))
+	}
+	if w := c.Runtime.Witnesses; w > 0 && c.Ledger.Quorum() > w {
+		errs = append(errs, doc.errorf("$.ledger.witness_quorum", "witness_quorum %d needs at least as many witness keys, runtime.witnesses is %d", c.Ledger.Quorum(), w))
+	}
 
 	for i, l := range c.Stewardship.Layers {
 		p := fmt.Sprintf("$.stewardship.layers[%d]", i)

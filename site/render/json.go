@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/proofsite/proofsite/ledger/charter"
 )
 
 // marshal renders v as indented JSON with a final newline; struct field
@@ -190,19 +192,35 @@ type aiConstitution struct {
 }
 
 type aiNode struct {
-	Designation string `json:"designation"`
-	Name        string `json:"name"`
-	ID          string `json:"id,omitempty"`
-	Kind        string `json:"kind"`
-	Town        string `json:"town,omitempty"`
-	PublicRoute string `json:"public_route,omitempty"`
+	Designation  string `json:"designation"`
+	Name         string `json:"name"`
+	ID           string `json:"id,omitempty"`
+	Kind         string `json:"kind"`
+	Town         string `json:"town,omitempty"`
+	PublicRoute  string `json:"public_route,omitempty"`  // while the live edge answers it
+	RoadmapRoute string `json:"roadmap_route,omitempty"` // announced, not answered yet
 }
 
 type aiTown struct {
-	ID   string `json:"id"`
-	Node string `json:"node"`
-	Name string `json:"name"`
-	URL  string `json:"url"`
+	ID     string `json:"id"`
+	Node   string `json:"node"`
+	Name   string `json:"name"`
+	Status string `json:"status"`        // live or roadmap
+	URL    string `json:"url,omitempty"` // while the live edge answers it
+}
+
+// answers reports whether the live edge answers path.
+func (b *build) answers(path string) bool { return b.r.opts.Answers != nil && b.r.opts.Answers(path) }
+
+// keysURL is where the keys are published: the trust document when the
+// build publishes one, else the live chain status.
+func (b *build) keysURL() string {
+	for _, a := range b.r.opts.Artifacts {
+		if a.Path == TrustDocumentPath {
+			return b.abs("/" + TrustDocumentPath)
+		}
+	}
+	return b.abs("/api/chain/status")
 }
 
 func (b *build) aiJob() job {
@@ -220,14 +238,13 @@ func (b *build) aiJob() job {
 				"api_openapi": b.api + "/api/v1/openapi.json",
 				"discover":    b.abs("/api/discover"),
 				"health":      b.abs("/api/health"),
-				"mcp":         b.abs("/mcp"),
 				"sitemap":     b.abs("/" + sitemapPath),
 			},
 			Proof: aiProof{
 				Verify: b.abs("/api/ledger/verify"), StrictTable: b.abs("/api/ledger/strict-table"),
 				ChainStatus: b.abs("/api/chain/status"), ChainLatest: b.api + "/api/chain/latest",
 				IntegrityField: "canonical_spine_valid", DeprecatedFields: []string{"valid"},
-				Keys: b.r.opts.Keys, KeysURL: b.abs("/api/chain/status"),
+				Keys: b.r.opts.Keys, KeysURL: b.keysURL(),
 				Freshness: "every live JSON response carries a request-time generated_at and Cache-Control: no-store",
 			},
 			HumanAuthority: aiAuthority{Boundary: cfg.Organisation.HumanAuthority, PublishRule: cfg.PublishRule.Text,
@@ -246,11 +263,20 @@ func (b *build) aiJob() job {
 		for _, c := range cfg.Capabilities {
 			m.Capabilities[c.Key] = c.Value
 		}
+		if b.answers("/mcp") {
+			m.Entrypoints["mcp"] = b.abs("/mcp")
+		}
 		for _, n := range cfg.Nodes {
-			m.Nodes = append(m.Nodes, aiNode{Designation: n.Designation, Name: n.Name, ID: n.ID, Kind: n.Kind, Town: n.Town, PublicRoute: n.PublicRoute})
+			n = n.Served(b.answers)
+			m.Nodes = append(m.Nodes, aiNode{Designation: n.Designation, Name: n.Name, ID: n.ID, Kind: n.Kind, Town: n.Town,
+				PublicRoute: n.PublicRoute, RoadmapRoute: n.RoadmapRoute})
 		}
 		for _, t := range cfg.Towns {
-			m.Towns = append(m.Towns, aiTown{ID: t.ID, Node: t.Node, Name: t.Name, URL: b.api + "/api/v1/towns/" + t.ID})
+			town := aiTown{ID: t.ID, Node: t.Node, Name: t.Name, Status: "roadmap"}
+			if path := charter.TownPath(t.ID); b.answers(path) {
+				town.Status, town.URL = "live", b.api+path
+			}
+			m.Towns = append(m.Towns, town)
 		}
 		m.Downloads = append(m.Downloads, downloadRef{Title: status.Title, URL: status.Text.URL, SHA256: status.Text.SHA256})
 		for _, d := range b.docPages() {

@@ -56,6 +56,10 @@ type Endpoint struct {
 	OnAPI   bool // served from the verification API origin (api_url) rather than base_url
 }
 
+// TrustDocumentPath is where the build publishes the chain's trust
+// document, when it is given one as an artifact.
+const TrustDocumentPath = "keys.json"
+
 // Key is a published ledger key, listed in ai.json.
 type Key struct {
 	KeyID     string `json:"key_id"`
@@ -66,8 +70,16 @@ type Key struct {
 // Options configure a Renderer. The zero value renders a plain build.
 type Options struct {
 	Artifacts []Artifact
+	// Endpoints are the live routes (llms.txt's endpoint map, the routes
+	// _redirects sends to the API origin).
 	Endpoints []Endpoint
-	Keys      []Key
+	// Answers reports whether the live edge answers a path (concrete or a
+	// template): a node's public route, a town or the MCP entry point is
+	// published as live only when it does, and as roadmap otherwise. It is
+	// derived from the same route definition as Endpoints (whose digest
+	// stands for it); nil answers nothing.
+	Answers func(path string) bool
+	Keys    []Key
 	// ReloadURL, when set, is the base URL of the watch server's reload
 	// endpoints; every page then loads the live-reload script. Plain builds
 	// leave it empty, so their output stays reproducible.
