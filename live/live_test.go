@@ -532,7 +532,7 @@ func examplePath(path string) string {
 func TestRoutesAnswer(t *testing.T) {
 	l := newTestLedger(t, "")
 	mem := openTestMemory(t, l, t.TempDir(), dual.Options{})
-	srv := newTestServer(t, Options{Chain: l.Store, Appender: l, Memory: mem, Towns: openTestTowns(t, l, mem, t.TempDir())})
+	srv := newTestServer(t, Options{Chain: l, Memory: mem, Towns: openTestTowns(t, l, mem, t.TempDir())})
 	d := srv.define(newApp(nil), false)
 	for _, e := range d.catalog() {
 		if e.Kind != "live" || e.Method != http.MethodGet {

@@ -108,7 +108,7 @@ type memoryServer struct {
 func startMemoryServer(t *testing.T, dir string, l testLedger, opts dual.Options) *memoryServer {
 	t.Helper()
 	m := openTestMemory(t, l, filepath.Join(dir, "memory"), opts)
-	srv := newTestServer(t, Options{Chain: l.Store, Appender: l, Memory: m, MemoryTokens: testTokens(t)})
+	srv := newTestServer(t, Options{Chain: l, Memory: m, MemoryTokens: testTokens(t)})
 	return &memoryServer{client: client{t, serveLoopback(t, srv)}, ledger: l, memory: m, dir: dir}
 }
 

@@ -127,6 +127,10 @@ type InterNodeOutput struct {
 	Body   InterNode
 }
 
+// withoutNodes is what the routes that need a node's answer say of a
+// server that runs no AI nodes (towns.ErrNoResponder).
+const withoutNodes = " A server that runs no AI nodes answers 503 (unavailable) and records nothing."
+
 var errNoTowns = problem(http.StatusServiceUnavailable, "unavailable", "this server runs without its towns")
 
 func (d *definition) registerTowns() {
@@ -195,7 +199,7 @@ func (d *definition) registerTowns() {
 		})
 	Post(d.v1, huma.Operation{OperationID: "town-chat", Path: "/api/v1/towns/{id}/chat", Metadata: visited(),
 		Summary:     "Chat with the town's node",
-		Description: "The reply of the provider behind the town's node (the offline responder when it has no key), which receives the town's memory (its node's memories) with every message. The message and the reply are kept and shown in the town.",
+		Description: "The reply of the provider behind the town's node (the offline responder when it has no key), which receives the town's memory (its node's memories) with every message. The message and the reply are kept and shown in the town." + withoutNodes,
 		Tags:        townTags, Errors: []int{http.StatusNotFound, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}},
 		PostRoute{Limit: ChatLimit, MaxBodyBytes: chatBodyLimit},
 		func(ctx context.Context, in *TownChatInput) (*reply[TownChat], error) {
@@ -212,7 +216,7 @@ func (d *definition) registerTowns() {
 		Summary: "Send a message from this town's node to another's, witnessed on the chain",
 		Description: "Body: to, the receiving town (another of the live towns), and payload, the message (text). The receiving node answers through its provider with its own town's memory; " +
 			"the exchange is appended as a block of kind inter_node_exchange whose payload (record) commits to from, to (federation ids), request_id, payload_hash and response_hash. " +
-			"Answers request_id, payload_hash (SHA-256 of payload), response_hash (SHA-256 of response.reply) and the ledger witness (block_index, block_hash, prev_hash, payload_hash = SHA-256 of record), once the block is durable.",
+			"Answers request_id, payload_hash (SHA-256 of payload), response_hash (SHA-256 of response.reply) and the ledger witness (block_index, block_hash, prev_hash, payload_hash = SHA-256 of record), once the block is durable." + withoutNodes,
 		Tags: townTags, Errors: []int{http.StatusNotFound, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}},
 		PostRoute{Limit: InterNodeLimit, MaxBodyBytes: chatBodyLimit},
 		func(ctx context.Context, in *InterNodeInput) (*InterNodeOutput, error) {

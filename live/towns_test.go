@@ -51,7 +51,7 @@ func startTownServer(t *testing.T, dir string, l testLedger, limits map[string]L
 	t.Helper()
 	mem := openTestMemory(t, l, filepath.Join(dir, "memory"), dual.Options{})
 	tw := openTestTowns(t, l, mem, filepath.Join(dir, "towns"))
-	srv := newTestServer(t, Options{Chain: l.Store, Appender: l, Memory: mem, MemoryTokens: testTokens(t), Towns: tw, Limits: limits})
+	srv := newTestServer(t, Options{Chain: l, Memory: mem, MemoryTokens: testTokens(t), Towns: tw, Limits: limits})
 	return &townServer{client: client{t, serveLoopback(t, srv)}, ledger: l, memory: mem, towns: tw}
 }
 

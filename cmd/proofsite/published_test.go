@@ -283,7 +283,8 @@ func answer(t *testing.T, client *http.Client, u string) (status int, allow stri
 
 // exampleURL fills a route template with a value the instance knows.
 func exampleURL(ref string) string {
-	return strings.NewReplacer("/api/node/{id}", "/api/node/s1", "/api/v1/towns/{id}", "/api/v1/towns/case").Replace(ref)
+	return strings.NewReplacer("/api/node/{id}", "/api/node/s1", "/api/v1/towns/{id}", "/api/v1/towns/case", "/api/v1/towns/:id", "/api/v1/towns/case",
+		"/api/memory/retrieve/{node_id}", "/api/memory/retrieve/case").Replace(ref)
 }
 
 // htmlLinks returns the href and src attributes of a page.
