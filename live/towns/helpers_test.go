@@ -53,7 +53,7 @@ func seededKey(name string) ledger.PrivateKey {
 	return k
 }
 
-var testSigners = ledger.Signers{Writer: seededKey("writer"), Witnesses: []ledger.PrivateKey{seededKey("witness")}}
+var testSigners = ledger.Signers{Writer: seededKey("writer"), Witnesses: []ledger.PrivateKey{seededKey("witness-1"), seededKey("witness-2")}}
 
 // history is the project's history, sealed once per test binary.
 var history = sync.OnceValues(func() ([]ledger.Block, []ledger.Private) {
@@ -87,7 +87,12 @@ func createLedger(t testing.TB, dir string, withHistory bool) {
 }
 
 func ledgerOptions() store.Options {
-	return store.Options{Keys: testSigners.KeySet(), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}}}
+	blocks, _ := history()
+	seams, err := ledger.PinSeams([]ledger.Seam{{Block: 153, Reason: "Storage migration."}}, blocks)
+	if err != nil {
+		panic(err)
+	}
+	return store.Options{Keys: testSigners.KeySet(), Seams: seams}
 }
 
 func openLedger(t testing.TB, dir string) testLedger {

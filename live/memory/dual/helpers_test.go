@@ -75,7 +75,7 @@ func seededKey(name string) ledger.PrivateKey {
 }
 
 func testSigners() ledger.Signers {
-	return ledger.Signers{Writer: seededKey("writer"), Witnesses: []ledger.PrivateKey{seededKey("witness")}}
+	return ledger.Signers{Writer: seededKey("writer"), Witnesses: []ledger.PrivateKey{seededKey("witness-1"), seededKey("witness-2")}}
 }
 
 // createChain makes a chain holding only its genesis block in dir.
