@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit bench bench-site bench-ledger bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit bench bench-site bench-ledger bench-group-commit bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -71,13 +71,22 @@ unit:
 	$(GO) test -race ./...
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-http bench-memory
+bench: bench-site bench-ledger bench-group-commit bench-http bench-memory
 
 ## bench-memory: durable dual-write memory stores/s (chain block + Badger +
 ## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
 ## 32 concurrent callers
 bench-memory: postgres
 	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory/dual
+
+## bench-group-commit: durable chain appends/s from 1, 8 and 64 concurrent
+## clients, unbatched (one sync per append) and with group commit, in the
+## same run; then durable town wall signatures/s (chain block + the wall's
+## index): one client, and 64 clients unbatched and with group commit. Each
+## run ends with a full walk that checks every appended block.
+bench-group-commit:
+	$(GO) test -run '^$$' -bench 'GroupCommit' -benchtime 3s ./ledger/store
+	$(GO) test -run '^$$' -bench 'Sign' -benchtime 3s ./live/towns
 
 ## bench-ledger: durable appends/s, incremental verify and Merkle append per
 ## row, raw crypto rate, and full walks (payloads and Merkle root included) of

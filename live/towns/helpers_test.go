@@ -97,7 +97,13 @@ func ledgerOptions() store.Options {
 
 func openLedger(t testing.TB, dir string) testLedger {
 	t.Helper()
-	s, err := store.Open(dir, ledgerOptions())
+	return openLedgerWith(t, dir, ledgerOptions())
+}
+
+// openLedgerWith opens the store in dir with opts.
+func openLedgerWith(t testing.TB, dir string, opts store.Options) testLedger {
+	t.Helper()
+	s, err := store.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,9 +122,15 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, ledgerOptions())
+}
+
+// newEnvWith is newEnv with the chain opened with opts.
+func newEnvWith(t testing.TB, opts store.Options) *env {
+	t.Helper()
 	dir := t.TempDir()
 	createLedger(t, filepath.Join(dir, "ledger"), true)
-	e := &env{dir: dir, ledger: openLedger(t, filepath.Join(dir, "ledger")), responder: &echo{}, clock: &clock{now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}}
+	e := &env{dir: dir, ledger: openLedgerWith(t, filepath.Join(dir, "ledger"), opts), responder: &echo{}, clock: &clock{now: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}}
 	m, err := dual.Open(context.Background(), filepath.Join(dir, "memory"), dual.Options{Chain: e.ledger})
 	if err != nil {
 		t.Fatal(err)

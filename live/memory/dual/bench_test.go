@@ -9,8 +9,8 @@ import (
 )
 
 // BenchmarkPut measures durable dual-write stores per second in process:
-// each Put appends a signed, synced chain block (ledger/store, one append
-// at a time until the group-commit appender lands), commits the memory
+// each Put appends a signed, synced chain block (ledger/store, whose group
+// commit shares one sync among concurrent appends), commits the memory
 // and its outbox entry to Badger (synced), writes the SQL store (SQLite
 // with synchronous=FULL, or PostgreSQL with fsync on over a unix socket)
 // and drops the outbox entry. clients=1 is one Put at a time;
