@@ -75,9 +75,11 @@ bench: bench-site bench-ledger bench-group-commit bench-http bench-memory
 
 ## bench-memory: durable dual-write memory stores/s (chain block + Badger +
 ## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
-## 32 concurrent callers
+## 32 concurrent callers; then POST /api/memory/store requests/s over HTTP
+## on loopback (token check, chain block, Badger, SQLite), 1 and 32 clients
 bench-memory: postgres
 	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory/dual
+	$(GO) test -run '^$$' -bench 'MemoryStore' -benchtime 5s ./live
 
 ## bench-group-commit: durable chain appends/s from 1, 8 and 64 concurrent
 ## clients, unbatched (one sync per append) and with group commit, in the
