@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -134,52 +135,39 @@ func TestGroupCommit(t *testing.T) {
 	t.Logf("%d appends in %d synced commits", n, len(commits))
 }
 
-// TestGroupCommitOneBatch queues appends behind a held commit token: they
-// are committed together, in one synced transaction.
-func TestGroupCommitOneBatch(t *testing.T) {
-	log := &commitLog{}
-	opts := testOptions()
-	opts.Logger = slog.New(log)
-	s, _, _ := newStoreWith(t, opts)
+// TestQueuedAppends queues 8 appends behind a held commit token: with
+// group commit they share one synced transaction, in queue order; with
+// MaxBatch 1 each is a commit of its own.
+func TestQueuedAppends(t *testing.T) {
 	const n = 8
-	var wg sync.WaitGroup
-	s.leader <- struct{}{}
-	for i := range n {
-		wg.Go(func() {
-			if _, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "audit", Payload: fmt.Appendf(nil, `{"i":%d}`, i)}, testSigners()); err != nil {
-				t.Error(err)
+	for _, tc := range []struct {
+		maxBatch int
+		commits  [][2]int64
+	}{
+		{0, [][2]int64{{200, 200 + n - 1}}},
+		{1, [][2]int64{{200, 200}, {201, 201}, {202, 202}, {203, 203}, {204, 204}, {205, 205}, {206, 206}, {207, 207}}},
+	} {
+		t.Run(fmt.Sprintf("MaxBatch=%d", tc.maxBatch), func(t *testing.T) {
+			log := &commitLog{}
+			opts := testOptions()
+			opts.Logger, opts.MaxBatch = slog.New(log), tc.maxBatch
+			s, _, _ := newStoreWith(t, opts)
+			var wg sync.WaitGroup
+			s.leader <- struct{}{}
+			for i := range n {
+				wg.Go(func() {
+					if _, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "audit", Payload: fmt.Appendf(nil, `{"i":%d}`, i)}, testSigners()); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			waitQueued(t, s, n)
+			<-s.leader
+			wg.Wait()
+			if s.Count() != 200+n || !slices.Equal(log.commits, tc.commits) {
+				t.Fatalf("%d rows, commits %v", s.Count(), log.commits)
 			}
 		})
-	}
-	waitQueued(t, s, n)
-	<-s.leader
-	wg.Wait()
-	if s.Count() != 200+n || len(log.commits) != 1 || log.commits[0] != [2]int64{200, 200 + n - 1} {
-		t.Fatalf("%d rows, commits %v", s.Count(), log.commits)
-	}
-}
-
-// TestUnbatchedCommits: with MaxBatch 1 every append is its own commit.
-func TestUnbatchedCommits(t *testing.T) {
-	log := &commitLog{}
-	opts := testOptions()
-	opts.Logger, opts.MaxBatch = slog.New(log), 1
-	s, _, _ := newStoreWith(t, opts)
-	const n = 8
-	var wg sync.WaitGroup
-	s.leader <- struct{}{}
-	for i := range n {
-		wg.Go(func() {
-			if _, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "audit", Payload: fmt.Appendf(nil, `{"i":%d}`, i)}, testSigners()); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	waitQueued(t, s, n)
-	<-s.leader
-	wg.Wait()
-	if s.Count() != 200+n || len(log.commits) != n {
-		t.Fatalf("%d rows, commits %v", s.Count(), log.commits)
 	}
 }
 
