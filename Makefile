@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit bench bench-site bench-ledger bench-group-commit bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -69,6 +69,25 @@ postgres:
 
 unit:
 	$(GO) test -race ./...
+
+## audit: Lighthouse (light and dark: 100 in every category), axe-core (no
+## violation), layout checks and screenshots at 1280 and 390 px of a served
+## build, in Debian's Chromium (tools/audit/audit.mjs says what is checked).
+## Installs chromium and node from Debian when missing and the audit tools
+## with npm ci; reports and screenshots go to tools/audit/out/ (ignored).
+## Not part of make test: it needs a browser.
+AUDIT_OUT := tools/audit/out
+audit: $(BIN)
+	@missing=; command -v chromium >/dev/null || missing=chromium; \
+	{ command -v node >/dev/null && command -v npm >/dev/null; } || missing="$$missing nodejs npm"; \
+	if [ -n "$$missing" ]; then echo "installing Debian's$$missing"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get install -y -qq $$missing || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; }; fi
+	cd tools/audit && npm ci --no-audit --no-fund
+	rm -rf $(AUDIT_OUT) && mkdir -p $(AUDIT_OUT)
+	$(BIN) ledger init --data $(AUDIT_OUT)/data --content content
+	$(BIN) build --content content --out $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data
+	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
 bench: bench-site bench-ledger bench-group-commit bench-http bench-memory

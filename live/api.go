@@ -78,7 +78,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 	if !apiOnly {
 		proof := apiConfig(site.Title+" — proof surface", ProofAPIVersion,
 			"The public proof surface and gate discovery. canonical_spine_valid is the authoritative integrity field; "+
-				"every live JSON response carries a request-time generated_at and Cache-Control: no-store. "+problems, site.BaseURL)
+				"every live JSON response carries a request-time generated_at and Cache-Control: no-store. "+problems+mcpRules, site.BaseURL)
 		proof.Extensions = map[string]any{ControlPlaneExtension: s.controlPlane()}
 		d.proof = d.newAPI(proof)
 		d.registerProof()
@@ -86,6 +86,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 		d.registerRecords()
 		d.registerMemory()
 		d.registerStatic()
+		d.registerMCP()
 	}
 	if s.opts.testRoutes != nil {
 		s.opts.testRoutes(d)
@@ -102,6 +103,12 @@ const requestRules = "Malformed parameters and bodies are answered 400 (invalid-
 	"and strict JSON (400): no member name twice in one object, none that differs only in letter case from a declared field, " +
 	"no member the schema does not declare (additionalProperties: false), valid UTF-8 and nothing after the value. " +
 	"POST operations are rate-limited per client (x-rate-limit, or 30 per minute) on every listener together: 429 with Retry-After."
+
+// mcpRules is what the proof surface's description says of the MCP
+// endpoints, beside requestRules.
+const mcpRules = " The MCP endpoints (/mcp and /api/mcp) are the exception: they carry reads, so they are not rate-limited " +
+	"(x-rate-limit: false), as GET operations are not, and they answer every error, the rules above included, " +
+	"as a JSON-RPC 2.0 error in application/json, never as a problem document."
 
 // newAPI returns a huma API on the definition's app whose every operation
 // runs through the request pipeline, and whose GET routes answer HEAD.

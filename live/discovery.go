@@ -195,15 +195,7 @@ func (d *definition) registerDiscovery() {
 			return st, nil
 		})
 	get(d.proof, "/api/nodes", "nodes", "Public node roster and the human authorization boundary", discoveryTags,
-		func(context.Context) (NodeList, error) {
-			l := NodeList{RosterSize: len(s.site.Nodes), HumanAuthority: s.humanAuthority(), Federation: []charter.Node{}, Fresh: fresh()}
-			for _, n := range s.site.Nodes {
-				if n.ID != "" {
-					l.Federation = append(l.Federation, n.Served(d.serves))
-				}
-			}
-			return l, nil
-		})
+		func(context.Context) (NodeList, error) { return s.nodeList(d.serves), nil })
 	get(d.proof, "/api/collective-status", "collective-status", "Status of the whole roster: platform, station, trust level", discoveryTags,
 		func(context.Context) (CollectiveStatus, error) {
 			cs := CollectiveStatus{Fresh: fresh()}
@@ -244,11 +236,7 @@ func (d *definition) registerDiscovery() {
 			func(context.Context) (PublicNode, error) { return s.publicNode("/api/"+name, d.serves) })
 	}
 	get(d.proof, "/api/constitution", "constitution", "Constitution runtime artifact (CC0)", discoveryTags,
-		func(context.Context) (ConstitutionArtifact, error) {
-			rt := s.site.RuntimeArtifact
-			return ConstitutionArtifact{Version: rt.Version, PublishedTextVersion: s.site.Constitution.Version, Articles: rt.Articles,
-				License: "CC0-1.0", SHA256: sha256Hex(rt.Raw), Artifact: rt.Raw, Fresh: fresh()}, nil
-		})
+		func(context.Context) (ConstitutionArtifact, error) { return s.constitutionArtifact(), nil })
 	get(d.proof, "/api/loader", "loader", "Constitutional loader tool", discoveryTags,
 		func(context.Context) (LoaderTool, error) {
 			rt := s.site.RuntimeArtifact
@@ -266,6 +254,24 @@ func (d *definition) registerDiscovery() {
 		func(context.Context) (Discovery, error) { return s.discovery(d), nil })
 	get(d.proof, "/api/audit", "audit", "Proof map for outside reviewers", discoveryTags,
 		func(context.Context) (Audit, error) { return s.audit(), nil })
+}
+
+// nodeList is the public roster: the nodes with a federation id.
+func (s *Server) nodeList(answers func(path string) bool) NodeList {
+	l := NodeList{RosterSize: len(s.site.Nodes), HumanAuthority: s.humanAuthority(), Federation: []charter.Node{}, Fresh: fresh()}
+	for _, n := range s.site.Nodes {
+		if n.ID != "" {
+			l.Federation = append(l.Federation, n.Served(answers))
+		}
+	}
+	return l
+}
+
+// constitutionArtifact is the runtime artifact as published.
+func (s *Server) constitutionArtifact() ConstitutionArtifact {
+	rt := s.site.RuntimeArtifact
+	return ConstitutionArtifact{Version: rt.Version, PublishedTextVersion: s.site.Constitution.Version, Articles: rt.Articles,
+		License: "CC0-1.0", SHA256: sha256Hex(rt.Raw), Artifact: rt.Raw, Fresh: fresh()}
 }
 
 func sha256Hex(b []byte) string {

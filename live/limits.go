@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 	"golang.org/x/time/rate"
 )
@@ -157,18 +158,21 @@ func (r *rateLimiter) sweep(now time.Time) {
 	r.sweepAt = max(minSweep, 2*len(r.buckets))
 }
 
-// overLimit answers 429 with Retry-After and returns true when the
-// client's budget on route is spent.
-func (s *Server) overLimit(c *fiber.Ctx, route string, l Limit) bool {
+// overLimit spends one request of the client's budget on route and, when
+// the budget is spent, sets Retry-After and returns the 429 to answer. The
+// zero Limit is no limit.
+func (s *Server) overLimit(c *fiber.Ctx, route string, l Limit) *huma.ErrorModel {
+	if !l.valid() {
+		return nil
+	}
 	ok, wait := s.limiter.take(route, s.clientIP.of(c), l, time.Now())
 	if ok {
-		return false
+		return nil
 	}
 	secs := int(math.Ceil(wait.Seconds()))
 	c.Set(fiber.HeaderRetryAfter, strconv.Itoa(secs))
-	sendProblem(c.Context(), statusProblem(fiber.StatusTooManyRequests,
-		fmt.Sprintf("at most %d requests per %s from one client on this route; retry after %d seconds", l.Max, l.Window, secs)))
-	return true
+	return statusProblem(fiber.StatusTooManyRequests,
+		fmt.Sprintf("at most %d requests per %s from one client on this route; retry after %d seconds", l.Max, l.Window, secs))
 }
 
 // ParseLimit reads a limit written as "N/DURATION", e.g. "30/1m".

@@ -330,7 +330,8 @@ func handleError(c *fiber.Ctx, err error, log *slog.Logger) error {
 	}
 	p := statusProblem(status, "")
 	p.Instance = c.Path()
-	sendProblem(c.Context(), p)
+	w, _ := c.Locals(refusalKey).(refusalWriter)
+	refuse(c.Context(), p, w)
 	return nil
 }
 

@@ -45,6 +45,9 @@ type PostRoute struct {
 	// listener; the zero value means Options.PostLimit. Options.Limits may
 	// override it by path.
 	Limit Limit
+	// Unlimited marks a read carried by POST (the MCP endpoints): no rate,
+	// as for GET routes, unless Options.Limits sets one by path.
+	Unlimited bool
 	// MaxBodyBytes bounds the body; 0 means DefaultBodyBytes. At most
 	// MaxBodyBytes.
 	MaxBodyBytes int
@@ -69,9 +72,20 @@ const bearerScheme = "bearer"
 
 // postRule is a PostRoute as the pipeline applies it.
 type postRule struct {
-	PostRoute              // MaxBodyBytes 0: the route takes no body
-	body      reflect.Type // the Go type of the body; nil for any JSON value
+	PostRoute               // MaxBodyBytes 0: the route takes no body
+	body      reflect.Type  // the Go type of the body; nil for any JSON value
+	refuse    refusalWriter // nil: refusals are problem JSON
 }
+
+// refusalWriter writes a refusal of a request in its route's own format,
+// in place of problem JSON: the MCP endpoints answer JSON-RPC errors
+// (mcpRefusal). p quotes nothing of the request; the headers every
+// response carries are already set.
+type refusalWriter func(ctx *fasthttp.RequestCtx, p *huma.ErrorModel)
+
+// refusalKey holds a route's refusalWriter in the fiber.Ctx's locals, for
+// handleError.
+const refusalKey = "live.refuse"
 
 // Keys of huma.Operation.Metadata.
 const (
@@ -115,18 +129,31 @@ func Post[In, Out any](api huma.API, op huma.Operation, route PostRoute, handler
 // postHandler registers a POST route served by a fiber handler, for a
 // transport that decodes its own body (MCP's JSON-RPC), behind the same
 // pipeline, the body checked as strict JSON of any shape; op documents it
-// on api, and must list its responses.
-func (d *definition) postHandler(api huma.API, op huma.Operation, route PostRoute, h fiber.Handler) {
+// on api, and must list its responses. With refuse, every refusal of a
+// request to the route, the pipeline's and the server's (405, 408, 413,
+// 500), is written in the route's own format; op documents those
+// responses itself.
+func (d *definition) postHandler(api huma.API, op huma.Operation, route PostRoute, h fiber.Handler, refuse refusalWriter) {
 	rule := declarePost(&op, route, nil, true)
-	for _, code := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusTooManyRequests} {
+	rule.refuse = refuse
+	codes := []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType}
+	if !route.Unlimited {
+		codes = append(codes, http.StatusTooManyRequests)
+	}
+	for _, code := range codes {
 		if op.Responses == nil {
 			op.Responses = map[string]*huma.Response{}
 		}
-		op.Responses[strconv.Itoa(code)] = &huma.Response{Description: http.StatusText(code),
-			Content: map[string]*huma.MediaType{"application/problem+json": {}}}
+		if op.Responses[strconv.Itoa(code)] == nil {
+			op.Responses[strconv.Itoa(code)] = &huma.Response{Description: http.StatusText(code),
+				Content: map[string]*huma.MediaType{"application/problem+json": {}}}
+		}
 	}
 	api.OpenAPI().AddOperation(&op)
 	d.app.Post(strings.NewReplacer("{", ":", "}", "").Replace(op.Path), func(c *fiber.Ctx) error {
+		if refuse != nil {
+			c.Locals(refusalKey, refuse)
+		}
 		if !d.s.admit(c, &op, rule) {
 			return nil
 		}
@@ -158,7 +185,10 @@ func declarePost(op *huma.Operation, route PostRoute, body reflect.Type, takesBo
 		op.Extensions = map[string]any{}
 	}
 	op.Extensions["x-max-body-bytes"] = rule.MaxBodyBytes
-	if route.Limit.valid() {
+	switch {
+	case route.Unlimited:
+		op.Extensions["x-rate-limit"] = false
+	case route.Limit.valid():
 		op.Extensions["x-rate-limit"] = map[string]any{"requests": route.Limit.Max, "per_seconds": route.Limit.Window.Seconds(), "per": "client"}
 	}
 	return rule
@@ -196,21 +226,18 @@ func (d *definition) pipeline(ctx huma.Context, next func(huma.Context)) {
 // credentials (PostRoute.Auth), the body's media type, size and strict form. It answers a refusal itself and
 // reports whether the request goes on.
 func (s *Server) admit(c *fiber.Ctx, op *huma.Operation, rule *postRule) bool {
-	if s.overLimit(c, op.OperationID, s.limitOf(op.Path, rule)) {
-		return false
-	}
-	if rule.Auth != nil {
-		if challenge, reason, ok := rule.Auth.Authorize(string(c.Request().Header.Peek(fiber.HeaderAuthorization))); !ok {
-			c.Set(fiber.HeaderWWWAuthenticate, challenge)
-			p := statusProblem(http.StatusUnauthorized, reason)
-			p.Instance = c.Path()
-			sendProblem(c.Context(), p)
-			return false
-		}
-	}
 	body := c.Body()
 	h := &c.Request().Header
-	p := checkBody(h.ContentType(), len(body), rule)
+	p := s.overLimit(c, op.OperationID, s.limitOf(op.Path, rule))
+	if p == nil && rule.Auth != nil {
+		if challenge, reason, ok := rule.Auth.Authorize(string(h.Peek(fiber.HeaderAuthorization))); !ok {
+			c.Set(fiber.HeaderWWWAuthenticate, challenge)
+			p = statusProblem(http.StatusUnauthorized, reason)
+		}
+	}
+	if p == nil {
+		p = checkBody(h.ContentType(), len(body), rule)
+	}
 	if p == nil && len(body) > 0 {
 		if err := strictjson.Check(body, rule.body); err != nil {
 			p = jsonProblem(err)
@@ -220,17 +247,21 @@ func (s *Server) admit(c *fiber.Ctx, op *huma.Operation, rule *postRule) bool {
 	}
 	if p != nil {
 		p.Instance = c.Path()
-		sendProblem(c.Context(), p)
+		refuse(c.Context(), p, rule.refuse)
 		return false
 	}
 	return true
 }
 
-// limitOf is the rate of a POST operation: Options.Limits by path, else the
-// route's own, else Options.PostLimit.
+// limitOf is the rate of a POST operation: Options.Limits by path, else
+// none for an unlimited route, else the route's own, else
+// Options.PostLimit. The zero Limit is no limit.
 func (s *Server) limitOf(path string, rule *postRule) Limit {
 	if l, ok := s.opts.Limits[path]; ok && l.valid() {
 		return l
+	}
+	if rule.Unlimited {
+		return Limit{}
 	}
 	if rule.Limit.valid() {
 		return rule.Limit

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +70,7 @@ func startPipelineServer(t *testing.T, echo Limit, opts Options) *pipelineServer
 			})
 		d.postHandler(d.v1, huma.Operation{OperationID: "test-raw", Path: "/api/v1/test-raw", Summary: "Raw (tests)",
 			Responses: map[string]*huma.Response{"200": {Description: "The body's length"}}},
-			PostRoute{MaxBodyBytes: echoBodyLimit}, func(c *fiber.Ctx) error { return c.JSON(map[string]int{"bytes": len(c.Body())}) })
+			PostRoute{MaxBodyBytes: echoBodyLimit}, func(c *fiber.Ctx) error { return c.JSON(map[string]int{"bytes": len(c.Body())}) }, nil)
 		Post(d.v1, huma.Operation{OperationID: "test-slow", Path: "/api/v1/test-slow", Summary: "Slow (tests)"},
 			PostRoute{}, func(context.Context, *struct{}) (*reply[echoed], error) {
 				ps.entered <- struct{}{}
@@ -470,6 +471,8 @@ func TestEarlyErrors(t *testing.T) {
 		{"request line too large", "GET /" + strings.Repeat("secret", readBufferSize/6) + " HTTP/1.1\r\nHost: a\r\n\r\n", 431, "headers-too-large"},
 		{"declared body over the server's limit", fmt.Sprintf("POST /api/nope HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n", MaxBodyBytes+1), 413, "body-too-large"},
 		{"declared body over the route's limit", fmt.Sprintf("POST /api/v1/test-echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", echoBodyLimit+1), 413, "body-too-large"},
+		{"chunked body over the route's limit", fmt.Sprintf("POST /api/v1/test-echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n",
+			echoBodyLimit+1, strings.Repeat(" ", echoBodyLimit+1)), 413, "body-too-large"},
 		{"bad Content-Length", "POST /api/v1/test-echo HTTP/1.1\r\nHost: a\r\nContent-Length: secret\r\n\r\n", 400, "bad-request"},
 		{"bad chunk", "POST /api/v1/handshake HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nsecret\r\n", 400, "bad-request"},
 	} {
@@ -747,6 +750,39 @@ func TestDescriptionsDocumentThePipeline(t *testing.T) {
 	}
 	if !strings.Contains(doc.Info.Description, "answered 400") {
 		t.Errorf("description: %q", doc.Info.Description)
+	}
+}
+
+// A request whose body fails to arrive is reset by fasthttp before
+// serverError runs: bodyReads keeps its route's rule for the connection
+// that sent it, and for no other.
+func TestBodyReads(t *testing.T) {
+	var b bodyReads
+	rule := &postRule{PostRoute: PostRoute{MaxBodyBytes: 10}}
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&fasthttp.Request{}, nil, nil)
+	b.start(&ctx.Request.Header, rule)
+	if got := b.end(&ctx); got != rule {
+		t.Errorf("end: %v, want the rule", got)
+	}
+	if got := b.end(&ctx); got != nil {
+		t.Errorf("end twice: %v", got)
+	}
+	b.start(&ctx.Request.Header, rule) // a connection that closed mid-body
+	time.Sleep(time.Millisecond)
+	ctx.Init(&fasthttp.Request{}, nil, nil) // the context serves a new one
+	if got := b.end(&ctx); got != nil {
+		t.Errorf("a rule left by another connection: %v", got)
+	}
+	for range 1000 { // contexts that die leave no entry behind
+		var dead fasthttp.RequestCtx
+		b.start(&dead.Request.Header, rule)
+	}
+	runtime.GC()
+	b.sweepAt = len(b.m) // the next start sweeps
+	b.start(&ctx.Request.Header, rule)
+	if n := len(b.m); n > 200 {
+		t.Errorf("%d entries after a sweep", n)
 	}
 }
 

@@ -85,6 +85,19 @@ func sendProblem(ctx *fasthttp.RequestCtx, p *huma.ErrorModel) {
 	ctx.SetBody(append(body, '\n'))
 }
 
+// refuse answers a request with p, written by w in its route's own format
+// (with the headers every response carries), or as a problem without w.
+func refuse(ctx *fasthttp.RequestCtx, p *huma.ErrorModel, w refusalWriter) {
+	if w == nil {
+		sendProblem(ctx, p)
+		return
+	}
+	h := &ctx.Response.Header
+	putCommonHeaders(h)
+	noStoreHeader.put(h)
+	w(ctx, p)
+}
+
 // Every error huma produces is a problem with a stable type. Errors huma
 // finds in the request itself (parameters that do not parse or validate,
 // a body that does not match its schema) are 400 invalid-request, not

@@ -154,14 +154,7 @@ var proofTags = []string{"Proof surface"}
 func (d *definition) registerProof() {
 	s := d.s
 	get(d.proof, "/api/ledger/verify", "ledger-verify", "Ledger verdict", proofTags, func(context.Context) (VerdictResponse, error) {
-		version := s.chain.Version() // before the verdict: see docMemo.get
-		v, ok := s.chain.Verdict()
-		if !ok {
-			return VerdictResponse{}, errNotVerified
-		}
-		// On an error doc is nil: huma encodes the response itself, and reports it.
-		v, doc, _ := s.verdictJSON.get(version, 0, func() ledger.Verdict { return v })
-		return VerdictResponse{Verdict: v, Fresh: fresh(), doc: doc}, nil
+		return s.verdict()
 	})
 
 	table := func(ctx context.Context, q *TableQuery) (*reply[TableResponse], error) {
@@ -195,6 +188,18 @@ type OpenAPIPointer struct {
 	Canonical    string `json:"canonical" doc:"The canonical description of the verification API"`
 	ProofSurface string `json:"proof_surface" doc:"The description of the proof surface and gate discovery"`
 	Fresh
+}
+
+// verdict is the served verdict, from the memo while the chain is unchanged.
+func (s *Server) verdict() (VerdictResponse, error) {
+	version := s.chain.Version() // before the verdict: see docMemo.get
+	v, ok := s.chain.Verdict()
+	if !ok {
+		return VerdictResponse{}, errNotVerified
+	}
+	// On an error doc is nil: huma encodes the response itself, and reports it.
+	v, doc, _ := s.verdictJSON.get(version, 0, func() ledger.Verdict { return v })
+	return VerdictResponse{Verdict: v, Fresh: fresh(), doc: doc}, nil
 }
 
 func (s *Server) strictTable(ctx context.Context) (*reply[TableResponse], error) {

@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"time"
+	"weak"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
@@ -140,13 +143,23 @@ func declaredNames(op *huma.Operation, registry huma.Registry) map[string]bool {
 // a path as fiber does: letter case and trailing slashes aside, each
 // {param} one segment.
 type routeTable struct {
-	routes []tableRoute
+	routes  []tableRoute
+	reading bodyReads
 }
 
 type tableRoute struct {
 	segments []string // the template's, lower case; "" for a {param}
 	allow    string   // the Allow header
 	post     *postRule
+}
+
+// refusal returns the writer of the route's refusals: nil, problems, for
+// no route or a route without one.
+func (r *tableRoute) refusal() refusalWriter {
+	if r == nil || r.post == nil {
+		return nil
+	}
+	return r.post.refuse
 }
 
 // The Allow header of a static file.
@@ -245,6 +258,12 @@ func requestPath(uri []byte) []byte {
 	return uri
 }
 
+// send answers a request with p in the format of the route its path
+// names (a problem unless the route writes its own refusals).
+func (t *routeTable) send(ctx *fasthttp.RequestCtx, p *huma.ErrorModel) {
+	refuse(ctx, p, t.match(requestPath(ctx.Request.Header.RequestURI())).refusal())
+}
+
 // postRule returns the pipeline rule of a POST request's route, or nil.
 func (t *routeTable) postRule(h *fasthttp.RequestHeader) *postRule {
 	if !h.IsPost() {
@@ -267,12 +286,69 @@ func (t *routeTable) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestC
 	if rule == nil {
 		return fasthttp.RequestConfig{}
 	}
+	if h.ContentLength() != 0 {
+		t.reading.start(h, rule)
+	}
 	cfg := fasthttp.RequestConfig{MaxRequestBodySize: max(rule.MaxBodyBytes, 1)}
 	if bytes.EqualFold(h.Peek(fasthttp.HeaderExpect), []byte("100-continue")) && checkBody(h.ContentType(), h.ContentLength(), rule) != nil {
 		h.Del(fasthttp.HeaderExpect)
 		cfg.MaxRequestBodySize = 1
 	}
 	return cfg
+}
+
+// bodyReads remembers the rule of a POST route's request while its body is
+// read: when reading fails (a chunked body over the limit, a body that
+// stops arriving), fasthttp resets the request, path included, before
+// serverError runs, which still answers with the route's limit and in the
+// route's format. An entry belongs to the request that failed only if it
+// was made on the same connection (at or after ctx.ConnTime()): one left by
+// a connection that closed mid-body is not, and a request that was read is
+// forgotten before it is served (front). Keys are weak, so that no request
+// context the server's pool drops is kept alive.
+type bodyReads struct {
+	mu      sync.Mutex
+	m       map[weak.Pointer[fasthttp.RequestHeader]]bodyRead
+	sweepAt int
+}
+
+type bodyRead struct {
+	rule *postRule
+	at   time.Time
+}
+
+func (b *bodyReads) start(h *fasthttp.RequestHeader, rule *postRule) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.m == nil {
+		b.m = map[weak.Pointer[fasthttp.RequestHeader]]bodyRead{}
+	}
+	if len(b.m) >= b.sweepAt {
+		for k := range b.m {
+			if k.Value() == nil {
+				delete(b.m, k)
+			}
+		}
+		b.sweepAt = max(64, 2*len(b.m))
+	}
+	b.m[weak.Make(h)] = bodyRead{rule: rule, at: time.Now()}
+}
+
+// end forgets the request of ctx and returns its route's rule, if its body
+// was being read on this connection.
+func (b *bodyReads) end(ctx *fasthttp.RequestCtx) *postRule {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.m) == 0 {
+		return nil
+	}
+	k := weak.Make(&ctx.Request.Header)
+	r, ok := b.m[k]
+	delete(b.m, k)
+	if !ok || r.at.Before(ctx.ConnTime()) {
+		return nil
+	}
+	return r.rule
 }
 
 // fallback answers what no route matched: GET and HEAD of the static site,
@@ -286,12 +362,16 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 		if !api && (method == fiber.MethodGet || method == fiber.MethodHead) {
 			return s.static.serve(c)
 		}
-		if method != fiber.MethodGet && method != fiber.MethodHead && method != fiber.MethodOptions && s.limiter != nil &&
-			s.overLimit(c, "", s.opts.PostLimit) {
-			return nil
+		r := t.match([]byte(path))
+		w := r.refusal()
+		if method != fiber.MethodGet && method != fiber.MethodHead && method != fiber.MethodOptions && s.limiter != nil {
+			if p := s.overLimit(c, "", s.opts.PostLimit); p != nil {
+				refuse(c.Context(), p, w)
+				return nil
+			}
 		}
 		allow := ""
-		if r := t.match([]byte(path)); r != nil {
+		if r != nil {
 			allow = r.allow
 		} else if !api && s.static.exists(path) {
 			allow = staticAllow
@@ -302,6 +382,9 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 		c.Set(fiber.HeaderAllow, allow)
 		if method == fiber.MethodOptions {
 			return c.SendStatus(fiber.StatusNoContent)
+		}
+		if w != nil {
+			c.Locals(refusalKey, w)
 		}
 		return fiber.ErrMethodNotAllowed
 	}

@@ -33,22 +33,26 @@ func (s *Server) harden(srv *fasthttp.Server, t *routeTable) {
 	srv.HeaderReceived = t.headerReceived
 	srv.CloseOnShutdown = true
 	srv.Logger = fasthttpLogger{s.log}
-	srv.Handler = front(srv.Handler)
+	srv.Handler = front(srv.Handler, t)
 }
 
 // front screens a request before fiber sees it: a method fiber does not
 // know is 501 (fiber would answer in plain text), an HTTP/1.1 request
 // without Host is 400 (RFC 9112 section 3.2), and OPTIONS * is answered
-// for the whole server.
-func front(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+// for the whole server. Refusals are in the format of the route the path
+// names (t.send).
+func front(next fasthttp.RequestHandler, t *routeTable) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		h := &ctx.Request.Header
+		if h.ContentLength() != 0 {
+			t.reading.end(ctx) // the body was read: forget its route (bodyReads)
+		}
 		if !h.IsGet() && !knownMethod(h.Method()) {
-			sendProblem(ctx, statusProblem(http.StatusNotImplemented, "this server implements GET, HEAD, POST and OPTIONS"))
+			t.send(ctx, statusProblem(http.StatusNotImplemented, "this server implements GET, HEAD, POST and OPTIONS"))
 			return
 		}
 		if h.IsHTTP11() && len(h.Host()) == 0 {
-			sendProblem(ctx, statusProblem(http.StatusBadRequest, "an HTTP/1.1 request must carry a Host header"))
+			t.send(ctx, statusProblem(http.StatusBadRequest, "an HTTP/1.1 request must carry a Host header"))
 			ctx.SetConnectionClose()
 			return
 		}
@@ -75,9 +79,14 @@ func knownMethod(m []byte) bool {
 // serverError answers a request fasthttp could not read: its line or
 // headers too large (431), not received in time (408), a body over the
 // limit or refused by its headers before 100 Continue (see
-// headerReceived), or anything malformed (400). It never quotes the
-// request: fasthttp's and fiber's messages do.
+// headerReceived), or anything malformed (400), in the format of the
+// route the path names when the request line could be read. It never
+// quotes the request: fasthttp's and fiber's messages do.
 func (t *routeTable) serverError(ctx *fasthttp.RequestCtx, err error) {
+	rule := t.postRule(&ctx.Request.Header)
+	if read := t.reading.end(ctx); read != nil {
+		rule = read // reading the body failed, and the request was reset
+	}
 	var small *fasthttp.ErrSmallBuffer
 	var netErr net.Error
 	var p = statusProblem(http.StatusBadRequest, "the request is not well-formed HTTP/1.1")
@@ -88,14 +97,18 @@ func (t *routeTable) serverError(ctx *fasthttp.RequestCtx, err error) {
 		p = statusProblem(http.StatusRequestTimeout, "the request was not received in time")
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		p = statusProblem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the server reads at most %d bytes of body", MaxBodyBytes))
-		if rule := t.postRule(&ctx.Request.Header); rule != nil {
+		if rule != nil {
 			p = tooLarge(rule)
 			if refusal := checkBody(ctx.Request.Header.ContentType(), ctx.Request.Header.ContentLength(), rule); refusal != nil {
 				p = refusal
 			}
 		}
 	}
-	sendProblem(ctx, p)
+	if rule != nil {
+		refuse(ctx, p, rule.refuse)
+		return
+	}
+	t.send(ctx, p)
 }
 
 // fasthttpLogger passes fasthttp's messages (connections that failed) to

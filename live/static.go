@@ -145,6 +145,7 @@ var contentTypes = map[string]string{
 	".css":    "text/css; charset=utf-8",
 	".js":     "text/javascript; charset=utf-8",
 	".svg":    "image/svg+xml",
+	".ico":    "image/x-icon",
 }
 
 func contentType(name string) string {
@@ -182,8 +183,9 @@ func compressible(ct string) bool {
 }
 
 // lookup resolves a request path to a published file: "/" and folders serve
-// their index.html; with markdown preferred, an HTML page serves its twin.
-// redirect is set when the path names a folder without its trailing slash.
+// their index.html, a path without .html its page ("/gate" is /gate.html);
+// with markdown preferred, an HTML page serves its twin. redirect is set
+// when the path names a folder without its trailing slash.
 func (s *staticSite) lookup(urlPath string, wantMarkdown bool) (f *staticFile, redirect string) {
 	s.maybeReload()
 	clean := path.Clean("/" + urlPath)
@@ -201,6 +203,12 @@ func (s *staticSite) lookup(urlPath string, wantMarkdown bool) (f *staticFile, r
 	if f := s.files[name]; f != nil {
 		return f, ""
 	}
+	if page := s.files[name+".html"]; page != nil { // a page without .html
+		if twin := s.files[name+".md"]; wantMarkdown && twin != nil {
+			return twin, ""
+		}
+		return page, ""
+	}
 	if s.files[name+"/index.html"] != nil {
 		return nil, clean + "/"
 	}
@@ -213,10 +221,14 @@ func (s *staticSite) exists(urlPath string) bool {
 	return f != nil || redirect != ""
 }
 
-// notFound returns the site's 404 page, if it has one.
-func (s *staticSite) notFound() *staticFile {
+// notFound returns the site's 404 page, if it has one: its markdown twin
+// when markdown is preferred.
+func (s *staticSite) notFound(wantMarkdown bool) *staticFile {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if f := s.files["404.md"]; wantMarkdown && f != nil {
+		return f
+	}
 	return s.files["404.html"]
 }
 
@@ -263,7 +275,7 @@ func (s *staticSite) serve(c *fiber.Ctx) error {
 	}
 	status := fiber.StatusOK
 	if f == nil {
-		if f = s.notFound(); f == nil {
+		if f = s.notFound(wantMD); f == nil {
 			return fiber.ErrNotFound
 		}
 		status = fiber.StatusNotFound

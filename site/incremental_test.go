@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,19 +21,62 @@ import (
 type editableSite struct {
 	t   *testing.T
 	dir string
+	// before holds what the files of the current edit held before it (nil:
+	// the file did not exist), so a broken save can be undone.
+	before map[string]*string
 }
 
-func newEditableSite(t *testing.T) *editableSite {
+// newEditableSite copies the site fixture and, over it, the given folders.
+func newEditableSite(t *testing.T, overlays ...string) *editableSite {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "content")
-	if err := os.CopyFS(dir, os.DirFS(fixtureDir)); err != nil {
-		t.Fatal(err)
+	for _, src := range append([]string{fixtureDir}, overlays...) {
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return &editableSite{t: t, dir: dir}
+	return &editableSite{t: t, dir: dir, before: map[string]*string{}}
+}
+
+// remember records the content of rel before the current edit changes it.
+func (s *editableSite) remember(rel string) {
+	if _, ok := s.before[rel]; ok {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel))); err == nil {
+		text := string(b)
+		s.before[rel] = &text
+	} else {
+		s.before[rel] = nil
+	}
+}
+
+// undo restores the files of the last edit and returns their paths.
+func (s *editableSite) undo() []string {
+	s.t.Helper()
+	var paths []string
+	for rel, text := range s.before {
+		if text == nil {
+			s.remove(rel)
+		} else {
+			s.write(rel, *text)
+		}
+		paths = append(paths, rel)
+	}
+	clear(s.before)
+	slices.Sort(paths)
+	return paths
+}
+
+// testOptions are the options of every test build: the test artifacts, and
+// the fixed moment that decides which scheduled pages are published.
+func testOptions(contentDir, out string, incremental bool) site.Options {
+	return site.Options{ContentDir: contentDir, OutDir: out, Incremental: incremental, Render: testRenderOptions(), Visibility: content.Visibility{Now: testNow}}
 }
 
 func (s *editableSite) write(rel, data string) string {
 	s.t.Helper()
+	s.remember(rel)
 	p := filepath.Join(s.dir, filepath.FromSlash(rel))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		s.t.Fatal(err)
@@ -53,6 +98,7 @@ func (s *editableSite) read(rel string) string {
 
 func (s *editableSite) remove(rel string) string {
 	s.t.Helper()
+	s.remember(rel)
 	if err := os.Remove(filepath.Join(s.dir, filepath.FromSlash(rel))); err != nil {
 		s.t.Fatal(err)
 	}
@@ -80,15 +126,16 @@ func pageSource(title, summary, date, slug, body string) string {
 	return fm + "---\n" + body
 }
 
-// TestIncrementalEqualsFullBuild applies random editor actions, rebuilds
-// incrementally after each with the paths that changed, and compares the
-// output with a fresh full build of the same content, byte for byte.
+// TestIncrementalEqualsFullBuild applies random editor actions to the site
+// and the Hugo pages, rebuilds incrementally after each with the paths that
+// changed, and compares the output with a fresh full build of the same
+// content, byte for byte.
 func TestIncrementalEqualsFullBuild(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			s := newEditableSite(t)
+			s := newEditableSite(t, hugoFixture)
 			out := filepath.Join(t.TempDir(), "public")
-			inc, err := site.New(site.Options{ContentDir: s.dir, OutDir: out, Incremental: true, Render: testRenderOptions()})
+			inc, err := site.New(testOptions(s.dir, out, true))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,18 +143,24 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				t.Fatal(err)
 			}
 			rng := rand.New(rand.NewPCG(seed, 7))
-			n := 0
-			for step := range 25 {
+			n, broken := 0, 0
+			for step := range 40 {
+				clear(s.before)
 				action, changed := randomEdit(s, rng, &n)
 				_, err := inc.Build(context.Background(), changed)
 				if errors.Is(err, content.ErrInvalid) {
-					continue // a broken save; a later step repairs or replaces it
+					// A broken save (or an edit that collides with another
+					// page): the editor undoes it, and the rebuild must
+					// give the site back.
+					broken++
+					action += ", undone"
+					_, err = inc.Build(context.Background(), s.undo())
 				}
 				if err != nil {
 					t.Fatalf("step %d (%s): %v", step, action, err)
 				}
 				want := filepath.Join(t.TempDir(), fmt.Sprint("full", step))
-				full, err := site.New(site.Options{ContentDir: s.dir, OutDir: want, Render: testRenderOptions()})
+				full, err := site.New(testOptions(s.dir, want, false))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -117,6 +170,9 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 				if diff := compareTrees(tree(t, out), tree(t, want)); diff != "" {
 					t.Fatalf("step %d (%s): incremental output differs from a full build:\n%s", step, action, diff)
 				}
+			}
+			if broken > 20 {
+				t.Errorf("%d of 40 edits were invalid: the test exercises too little", broken)
 			}
 		})
 	}
@@ -128,16 +184,21 @@ func randomEdit(s *editableSite, rng *rand.Rand, n *int) (string, []string) {
 	*n++
 	pages := s.pages()
 	pick := func() string { return pages[rng.IntN(len(pages))] }
-	switch rng.IntN(10) {
+	// setKey sets a front matter key of p to a value (already written in
+	// p's language) or, with value "", removes it.
+	setKey := func(action, key, value string) (string, []string) {
+		p := pick()
+		return fmt.Sprintf("%s %s (%s %s)", action, p, key, value), []string{s.write(p, withFrontKey(s.read(p), key, value))}
+	}
+	day := func() string {
+		return fmt.Sprintf("2026-%02d-%02dT%02d:30:00+02:00", 1+rng.IntN(9), 1+rng.IntN(28), rng.IntN(24))
+	}
+	switch rng.IntN(17) {
 	case 0:
 		p := pick()
 		return "edit body of " + p, []string{s.write(p, s.read(p)+fmt.Sprintf("\nMore text %d.\n", *n))}
 	case 1:
-		p := pick()
-		src := s.read(p)
-		i := strings.Index(src, "title: ")
-		j := strings.Index(src[i:], "\n")
-		return "retitle " + p, []string{s.write(p, src[:i]+fmt.Sprintf("title: Retitled %d", *n)+src[i+j:])}
+		return setKey("retitle", "title", fmt.Sprintf("Retitled %d", *n))
 	case 2:
 		p := fmt.Sprintf("pages/new-%d.md", *n)
 		return "add " + p, []string{s.write(p, pageSource(fmt.Sprintf("New %d", *n), "Added.", fmt.Sprintf("2026-07-%02d", 1+*n%28), "", "## Body\n"))}
@@ -168,10 +229,72 @@ func randomEdit(s *editableSite, rng *rand.Rand, n *int) (string, []string) {
 	case 8:
 		p := fmt.Sprintf("static/file-%d.txt", *n%3)
 		return "write " + p, []string{s.write(p, fmt.Sprintf("static %d\n", *n))}
-	default:
+	case 9:
 		p := pick()
 		return "reslug " + p, []string{s.write(p, pageSource("Slugged", "S.", "2026-08-01", fmt.Sprintf("slug-%d", *n), "## B\n"))}
+	case 10:
+		return setKey("toggle draft", "draft", []string{"true", "false", ""}[rng.IntN(3)])
+	case 11:
+		return setKey("redate", "date", day())
+	case 12:
+		aliases := []string{"", "[/old/a/]", "[/old/b/, old-name]", "[/old/a.html]"}
+		return setKey("alias", "aliases", aliases[rng.IntN(len(aliases))])
+	case 13:
+		tags := []string{"", "[Go]", "[go, Release Notes]", "[fixture, intro, new]"}
+		return setKey("retag", "tags", tags[rng.IntN(len(tags))])
+	case 14:
+		cats := []string{"", "[News]", "[Guides, Events]"}
+		return setKey("recategorise", "categories", cats[rng.IntN(len(cats))])
+	case 15:
+		return setKey("schedule", []string{"publishDate", "expiryDate", "lastmod"}[rng.IntN(3)], day())
+	default:
+		p := fmt.Sprintf("pages/toml-%d.md", *n)
+		return "add TOML " + p, []string{s.write(p, fmt.Sprintf("+++\ntitle = \"TOML %d\"\ndate = %s\ntags = [\"Go\", \"toml\"]\naliases = [\"/toml/%d/\"]\n+++\nA TOML page.\n", *n, day(), *n))}
 	}
+}
+
+// withFrontKey sets key to value in the front matter of src, whatever its
+// language, or removes the key when value is "". Values are written in
+// YAML's flow syntax, which TOML and JSON read after light changes.
+func withFrontKey(src, key, value string) string {
+	var line, find string
+	switch {
+	case strings.HasPrefix(src, "+++"):
+		v := value
+		if strings.HasPrefix(v, "[") {
+			v = "[" + quoteAll(strings.Trim(v, "[]")) + "]"
+		} else if key == "title" {
+			v = strconv.Quote(v)
+		}
+		line, find = key+" = "+v, `(?m)^`+key+` = .*\n`
+	case strings.HasPrefix(src, "{"):
+		v := value
+		if strings.HasPrefix(v, "[") {
+			v = "[" + quoteAll(strings.Trim(v, "[]")) + "]"
+		} else if v != "true" && v != "false" {
+			v = strconv.Quote(v)
+		}
+		line, find = `  "`+key+`": `+v+",", `(?m)^  "`+key+`": .*\n`
+	default:
+		line, find = key+": "+value, `(?m)^`+key+`: .*\n`
+	}
+	src = regexp.MustCompile(find).ReplaceAllString(src, "")
+	if value == "" {
+		return src
+	}
+	first, rest, _ := strings.Cut(src, "\n")
+	return first + "\n" + line + "\n" + rest
+}
+
+// quoteAll quotes each item of a comma-separated list.
+func quoteAll(list string) string {
+	var out []string
+	for item := range strings.SplitSeq(list, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, strconv.Quote(item))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func compareTrees(got, want map[string]string) string {
@@ -220,7 +343,8 @@ func TestIncrementalTouchesOnlyWhatChanged(t *testing.T) {
 			edit: func(s *editableSite) []string {
 				return []string{s.write("pages/hello.md", strings.Replace(s.read("pages/hello.md"), "title: Hello, fixture", "title: Hello again", 1))}
 			},
-			want: []string{"index.html", "index.md", "llms.txt", "pages/hello.html", "pages/hello.md", "pages/index.html", "pages/index.md"},
+			want: []string{"index.html", "index.md", "llms.txt", "pages/hello.html", "pages/hello.md", "pages/index.html", "pages/index.md",
+				"pages/index.xml", "tags/fixture/index.html", "tags/fixture/index.md", "tags/intro/index.html", "tags/intro/index.md"},
 		},
 		{
 			desc: "an article body rewrites the text, its checksums and the status",
@@ -249,7 +373,7 @@ func TestIncrementalTouchesOnlyWhatChanged(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
 			s := newEditableSite(t)
-			b, err := site.New(site.Options{ContentDir: s.dir, OutDir: filepath.Join(t.TempDir(), "public"), Incremental: true, Render: testRenderOptions()})
+			b, err := site.New(testOptions(s.dir, filepath.Join(t.TempDir(), "public"), true))
 			if err != nil {
 				t.Fatal(err)
 			}

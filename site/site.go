@@ -37,6 +37,9 @@ type Options struct {
 	// Render configures rendering: generated artifacts, the endpoint map,
 	// the live-reload script. Its Cache field is set by Incremental.
 	Render render.Options
+	// Visibility decides which pages are published: drafts, pages whose
+	// publishDate is to come and expired pages are not, unless it says so.
+	Visibility content.Visibility
 	// Incremental keeps every rendered output in memory so later Builds with
 	// a list of changes redo only what they reach (watch mode). A one-shot
 	// build leaves it off and streams outputs to disk.
@@ -109,7 +112,7 @@ func New(opts Options) (*Builder, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Builder{opts: opts, loader: content.NewLoader(opts.Content), renderer: r, publisher: p, log: log}, nil
+	return &Builder{opts: opts, loader: content.NewLoader(opts.Content, opts.Visibility), renderer: r, publisher: p, log: log}, nil
 }
 
 // Build loads the content paths in changes (nil: all of it), validates the

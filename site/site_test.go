@@ -50,15 +50,7 @@ func testRenderOptions() render.Options {
 
 func build(t *testing.T, contentDir, out string) site.Result {
 	t.Helper()
-	b, err := site.New(site.Options{ContentDir: contentDir, OutDir: out, Render: testRenderOptions()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := b.Build(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return buildWith(t, contentDir, out, content.Visibility{Now: testNow})
 }
 
 // tree returns the SHA-256 of every file under dir.
@@ -87,37 +79,13 @@ func tree(t *testing.T, dir string) map[string]string {
 func TestGolden(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "public")
 	build(t, fixtureDir, out)
-	for _, name := range []string{
+	golden(t, out, filepath.Join("testdata", "golden"), []string{
 		"index.html", "index.md", "gate.html", "gate.md", "pages/hello.html", "pages/hello.md",
 		"pages/index.html", "docs/GUIDE.html", "docs/GUIDE.md", "docs/GUIDE.md.sha256",
 		"constitution/index.html", "constitution/index.md", "constitution/article-02.html", "constitution/article-02.md",
 		"constitution.txt", "constitution-status.json", "stewardship-horizon.json", "llms.txt", ".well-known/ai.json",
-		"robots.txt", "sitemap.xml", "index.txt", "404.html", "_headers", "_redirects",
-	} {
-		t.Run(name, func(t *testing.T) {
-			got, err := os.ReadFile(filepath.Join(out, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "golden", name)
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./site -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from %s; run go test ./site -update and review the diff\n--- got ---\n%s", name, golden, got)
-			}
-		})
-	}
+		"robots.txt", "sitemap.xml", "index.txt", "404.html", "404.md", "_headers", "_redirects", "favicon.svg",
+	})
 }
 
 func TestReproducible(t *testing.T) {

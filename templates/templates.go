@@ -6,7 +6,15 @@
 // the generated *_templ.go files are committed.
 package templates
 
-import _ "embed"
+import (
+	"context"
+	_ "embed"
+	"html"
+	"io"
+	"strings"
+
+	"github.com/a-h/templ"
+)
 
 // Stylesheet is the site's one stylesheet; the renderer appends the code
 // highlighting rules and publishes it under a content-hashed name.
@@ -29,7 +37,22 @@ type Meta struct {
 	ReloadURL    string // server-sent-events URL of the watch server; "" in normal builds
 	ReloadPath   string // output path this page is published at, for the reload script
 	NoIndex      bool
+
+	// Social previews (Open Graph, Twitter cards).
+	Kind      string // Open Graph type: "website", or "article" for a dated page
+	Image     string // absolute URL of the preview image
+	Published string // RFC 3339, dated pages only
+	Modified  string // RFC 3339, dated pages only
+	// Feeds are the Atom feeds the page offers to feed readers.
+	Feeds []Link
 }
+
+// Icon paths, published by the build and named in every page's head.
+const (
+	IconSVG        = "/favicon.svg"
+	IconPNG        = "/favicon-32.png"
+	AppleTouchIcon = "/apple-touch-icon.png"
+)
 
 // Link is a labelled site link.
 type Link struct {
@@ -41,16 +64,33 @@ type Link struct {
 // PageView is a page rendered from markdown: a general page, a downloadable
 // document or a constitution article.
 type PageView struct {
-	Title    string
-	Summary  string
-	Date     string // YYYY-MM-DD, "" for none
-	Tags     []string
-	BodyHTML string    // trusted HTML rendered by goldmark from the content
-	Download *Download // downloadable documents only
-	Kicker   string    // small heading above the title, e.g. "Article 7 · Part II"
-	Prev     *Link
-	Next     *Link
-	Up       *Link
+	Title      string
+	Summary    string
+	Date       Date
+	Tags       []Link // each links its tag's page
+	Categories []Link
+	TOC        []TOCEntry // the page's table of contents; empty on short pages
+	BodyHTML   string     // trusted HTML rendered by goldmark from the content
+	List       []ListItem // section pages: every page under the folder, newest first
+	Feed       *Link      // a changelog's feed
+	Download   *Download  // downloadable documents only
+	Kicker     string     // small heading above the title, e.g. "Article 7 · Part II"
+	Prev       *Link
+	Next       *Link
+	Up         *Link
+}
+
+// Date is a date as a reader sees it and as a machine reads it.
+type Date struct {
+	Text     string // e.g. "2026-05-01"; "" for none
+	DateTime string // the datetime attribute: "2026-05-01" or RFC 3339
+}
+
+// TOCEntry is one heading in a table of contents, with the headings under it.
+type TOCEntry struct {
+	ID       string
+	Text     string
+	Children []TOCEntry
 }
 
 // Download describes the file a document page offers.
@@ -72,6 +112,20 @@ type HomeView struct {
 	Pages       []Link
 }
 
+// Table is the content of a DataTable.
+type Table struct {
+	Label   string // names the table (its caption, read by assistive technology)
+	Columns []string
+	Rows    [][]Cell
+}
+
+// Cell is one cell of a Table.
+type Cell struct {
+	Text       string
+	Href       string // the cell links here when set
+	Identifier bool   // a key, value or hash, shown as code that never breaks
+}
+
 // GateView is the gate product page.
 type GateView struct {
 	Title       string
@@ -81,13 +135,14 @@ type GateView struct {
 	Disclaimer  string
 	Action      string
 	Requires    string
-	Board       []BoardRow
+	Board       Table
 	RealToday   []BoardRow
 	Roadmap     []BoardRow
 	Kits        []Link
 }
 
-// BoardRow is one row of the capability maturity board.
+// BoardRow is one capability of the maturity board, in the lists of what is
+// real today and what is roadmap.
 type BoardRow struct {
 	Key     string
 	Value   string
@@ -106,16 +161,8 @@ type ConstitutionView struct {
 	TextSHA256 string
 	StatusHref string
 	Runtime    Link
-	Counts     []CountRow
+	Counts     Table // the article count of every surface
 	Parts      []PartView
-}
-
-// CountRow discloses the article count of one surface.
-type CountRow struct {
-	Surface  string
-	Articles int
-	Checked  bool // compared with the loaded text at build time
-	Note     string
 }
 
 // PartView is one part of the constitution with its articles.
@@ -131,11 +178,12 @@ type ArticleLink struct {
 	Title  string
 }
 
-// ListView is a list of pages, newest first.
+// ListView is a list of pages, newest first, or of a taxonomy's terms.
 type ListView struct {
 	Title   string
 	Summary string
 	Items   []ListItem
+	Feed    *Link // the list's feed, if it has one
 }
 
 // ListItem is one entry of a ListView.
@@ -143,6 +191,49 @@ type ListItem struct {
 	Href    string
 	Title   string
 	Summary string
-	Date    string
-	Tags    []string
+	Date    Date
+}
+
+// AliasView is the page left at an old address (an alias): it sends the
+// browser on to the page's address.
+type AliasView struct {
+	Language string
+	Title    string
+	Target   string // site path the alias leads to
+	Abs      string // absolute URL of the target, the alias's canonical URL
+}
+
+// footerLinks are the machine-readable documents every page's footer names.
+func footerLinks(m Meta) []Link {
+	links := []Link{{Href: "/llms.txt", Label: "llms.txt"}, {Href: "/.well-known/ai.json", Label: "ai.json"}, {Href: "/openapi.json", Label: "openapi.json"}}
+	if m.Twin != "" {
+		links = append(links, Link{Href: m.Twin, Label: "this page as markdown"})
+	}
+	return links
+}
+
+// listPunctuation is what follows item i of n in a sentence listing them.
+func listPunctuation(i, n int) string {
+	if i == n-1 {
+		return "."
+	}
+	return ", "
+}
+
+// noteSuffix is what follows a link's label when it has a note.
+func noteSuffix(note string) string {
+	if note == "" {
+		return ""
+	}
+	return ": " + note
+}
+
+// identifier writes an identifier such as orchestrator_invoked_checkpoint_today
+// so that a narrow screen may break it after an underscore, between its
+// words, and nowhere else.
+func identifier(id string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, strings.ReplaceAll(html.EscapeString(id), "_", "_<wbr>"))
+		return err
+	})
 }

@@ -40,6 +40,14 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) (bool, err
 		return false, err
 	}
 	targets := newTargets(srv)
+	for _, t := range targets {
+		if t.post != nil {
+			t.script = filepath.Join(w.root, t.name+".lua")
+			if err := os.WriteFile(t.script, []byte(t.post.luaScript()), 0o644); err != nil {
+				return false, err
+			}
+		}
+	}
 	if err := preflight(ctx, targets); err != nil {
 		return false, err
 	}
@@ -134,8 +142,16 @@ func preflight(ctx context.Context, targets []*target) error {
 	want := staticPage()
 	for _, t := range targets {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
+		if t.post != nil {
+			req, err = http.NewRequestWithContext(ctx, http.MethodPost, t.url, strings.NewReader(t.post.body))
+		}
 		if err != nil {
 			return err
+		}
+		if t.post != nil {
+			for _, h := range t.post.headers {
+				req.Header.Set(h[0], h[1])
+			}
 		}
 		resp, err := client.Do(req)
 		if err != nil {
@@ -163,7 +179,7 @@ func measure(ctx context.Context, cfg config, wrk string, w workDirs, targets []
 	load := func(t *target, d time.Duration, tag string) (wrkResult, error) {
 		before, statErr := readCPUStat()
 		serverBefore := groupTicks(t.pgid)
-		res, out, wrkCPU, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url})
+		res, out, wrkCPU, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url, script: t.script})
 		res.OthersCPU = -1
 		if after, err := readCPUStat(); err == nil && statErr == nil {
 			ours := groupTicks(t.pgid) - serverBefore + int64(wrkCPU/clockTick)

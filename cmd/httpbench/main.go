@@ -4,7 +4,10 @@
 //   - /api/ledger/verify and /api/chain/status against a bare fiber JSON
 //     handler: at least 0.5x its requests/s, p99 under 10 ms;
 //   - a 10 KB static page served by proofsite against nginx serving the same
-//     file: at least 0.8x its requests/s.
+//     file: at least 0.8x its requests/s;
+//   - the MCP endpoint's tools/list and a tools/call of ledger_verdict (POSTs
+//     of 2026-07-28 requests, sent by a wrk Lua script) against the same bare
+//     fiber handler: at least 0.3x its requests/s.
 //
 // Usage (from the repository root; "make bench-http" does this):
 //
@@ -29,7 +32,7 @@
 //
 // A preflight checks that every target answers 200 itself and that both
 // servers send the very bytes of the page. Each target is warmed up, then
-// wrk -t2 -c64 -d10s --latency runs over all five targets in interleaved
+// wrk -t2 -c64 -d10s --latency runs over all seven targets in interleaved
 // rounds, each round starting one target later. The table reports, per
 // target, the median requests/s and the median p99 across rounds, the ratio
 // of the medians to the baseline, and PASS/FAIL; any non-2xx response or

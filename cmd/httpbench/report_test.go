@@ -19,6 +19,8 @@ func TestWriteReport(t *testing.T) {
 		"bare":             {{RequestsPerSec: 74273.1, P99: 8180 * time.Microsecond, OthersCPU: 0.01}, {RequestsPerSec: 70000, P99: 12 * ms, OthersCPU: 0.3}},
 		"verify":           {{RequestsPerSec: 60931, P99: 9 * ms, OthersCPU: 0.02}, {RequestsPerSec: 30000, P99: 30 * ms, OthersCPU: -1}},
 		"status":           {{RequestsPerSec: 56568, P99: 9 * ms, OthersCPU: 0.19}, {RequestsPerSec: 50000, P99: 11 * ms, OthersCPU: 0.2}},
+		"mcp-list":         {{RequestsPerSec: 31250, P99: 14 * ms, OthersCPU: 0.05}, {RequestsPerSec: 29000, P99: 16 * ms, OthersCPU: 0.1}},
+		"mcp-verdict":      {{RequestsPerSec: 1480, P99: 95 * ms, OthersCPU: 0.05}, {RequestsPerSec: 1500, P99: 90 * ms, OthersCPU: 0.1}},
 		"static-proofsite": {{RequestsPerSec: 49064, P99: 39 * ms, OthersCPU: 0.22}, {RequestsPerSec: 30000, P99: 5 * ms, Non2xx: 2, OthersCPU: 0.1}},
 		"static-nginx":     {{RequestsPerSec: 50439, P99: 97 * ms, OthersCPU: 0.17}, {RequestsPerSec: 50000, P99: 6 * ms, OthersCPU: 0.1}},
 	}

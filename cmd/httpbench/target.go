@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/proofsite/proofsite/cmd/internal/benchstat"
+	"github.com/proofsite/proofsite/live/mcp"
 )
 
 // target is one URL under load and the bar it must clear.
@@ -17,6 +18,8 @@ type target struct {
 	url      string        // full URL on loopback
 	pgid     int           // process group of the server that answers
 	static   bool          // serves the static page: its body is checked
+	post     *postRequest  // sent instead of a GET; nil for a GET
+	script   string        // wrk's Lua script that sends post, once written
 	baseline *target       // what it is compared with; nil for a baseline
 	minRatio float64       // of the baseline's median requests/s
 	maxP99   time.Duration // bar for the median p99; 0 for none
@@ -43,10 +46,46 @@ func newTargets(s servers) []*target {
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
 		{name: "status", label: "`/api/chain/status`", server: "proofsite", url: s.proofsite.url + "/api/chain/status", pgid: s.proofsite.pgid,
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
+		{name: "mcp-list", label: "MCP `tools/list`", server: "proofsite", url: s.proofsite.url + mcp.Endpoint, pgid: s.proofsite.pgid,
+			post: mcpRequest("tools/list", ""), baseline: bare, minRatio: 0.3},
+		{name: "mcp-verdict", label: "MCP `tools/call` ledger_verdict", server: "proofsite", url: s.proofsite.url + mcp.Endpoint, pgid: s.proofsite.pgid,
+			post: mcpRequest("tools/call", "ledger_verdict"), baseline: bare, minRatio: 0.3},
 		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite.url + pagePath, pgid: s.proofsite.pgid, static: true,
 			baseline: nginx, minRatio: 0.8},
 		nginx,
 	}
+}
+
+// postRequest is a POST a target sends: its headers, in order, and body.
+type postRequest struct {
+	headers [][2]string
+	body    string
+}
+
+// mcpRequest is a 2026-07-28 MCP request as a conforming client sends it:
+// a tools/call when tool is set.
+func mcpRequest(method, tool string) *postRequest {
+	params := ""
+	h := [][2]string{{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"},
+		{mcp.HeaderProtocolVersion, mcp.ProtocolVersion}, {mcp.HeaderMethod, method}}
+	if tool != "" {
+		params = `"name":"` + tool + `","arguments":{},`
+		h = append(h, [2]string{mcp.HeaderName, tool})
+	}
+	return &postRequest{headers: h, body: `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.ProtocolVersion + `",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"httpbench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`}
+}
+
+// luaScript is the wrk script that sends r on every request. The body goes
+// in a Lua long string, which needs no escaping as long as it holds no "]]".
+func (r *postRequest) luaScript() string {
+	var b strings.Builder
+	b.WriteString("wrk.method = \"POST\"\nwrk.body = [[" + r.body + "]]\n")
+	for _, h := range r.headers {
+		fmt.Fprintf(&b, "wrk.headers[%q] = %q\n", h[0], h[1])
+	}
+	return b.String()
 }
 
 // summary is a target's line of the table.

@@ -70,6 +70,8 @@ func TestNewTargets(t *testing.T) {
 		"bare":             {"http://127.0.0.1:2/json", "", 12, 0, 0},
 		"verify":           {"http://127.0.0.1:1/api/ledger/verify", "bare", 11, 0.5, 10 * time.Millisecond},
 		"status":           {"http://127.0.0.1:1/api/chain/status", "bare", 11, 0.5, 10 * time.Millisecond},
+		"mcp-list":         {"http://127.0.0.1:1/mcp", "bare", 11, 0.3, 0},
+		"mcp-verdict":      {"http://127.0.0.1:1/mcp", "bare", 11, 0.3, 0},
 		"static-proofsite": {"http://127.0.0.1:1/bench/page-10k.html", "static-nginx", 11, 0.8, 0},
 		"static-nginx":     {"http://127.0.0.1:3/bench/page-10k.html", "", 13, 0, 0},
 	}
@@ -89,5 +91,21 @@ func TestNewTargets(t *testing.T) {
 		if tg.url != w.url || base != w.baseline || tg.pgid != w.pgid || tg.minRatio != w.ratio || tg.maxP99 != w.p99 {
 			t.Errorf("%s: url %s, baseline %q, pgid %d, ratio %v, p99 %v; want %+v", tg.name, tg.url, base, tg.pgid, tg.minRatio, tg.maxP99, w)
 		}
+	}
+}
+
+// TestMCPScript checks the wrk script of an MCP target against the request
+// it stands for.
+func TestMCPScript(t *testing.T) {
+	r := mcpRequest("tools/call", "ledger_verdict")
+	got := r.luaScript()
+	for _, want := range []string{"wrk.method = \"POST\"\n", "wrk.body = [[" + r.body + "]]\n", `wrk.headers["Mcp-Name"] = "ledger_verdict"`,
+		`wrk.headers["MCP-Protocol-Version"] = "2026-07-28"`, `wrk.headers["Mcp-Method"] = "tools/call"`, `wrk.headers["Content-Type"] = "application/json"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("script lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(r.body, "]]") || !strings.Contains(r.body, `"name":"ledger_verdict"`) {
+		t.Errorf("body %s", r.body)
 	}
 }

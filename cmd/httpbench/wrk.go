@@ -35,14 +35,19 @@ type wrkRun struct {
 	threads, connections int
 	duration             time.Duration
 	url                  string
+	script               string // a Lua script (-s), or ""
 }
 
 // args returns wrk's command line after the executable.
 func (w wrkRun) args() []string {
-	return []string{
+	args := []string{
 		"-t" + strconv.Itoa(w.threads), "-c" + strconv.Itoa(w.connections),
-		"-d" + strconv.Itoa(int(w.duration/time.Second)) + "s", "--latency", w.url,
+		"-d" + strconv.Itoa(int(w.duration/time.Second)) + "s", "--latency",
 	}
+	if w.script != "" {
+		args = append(args, "-s", w.script)
+	}
+	return append(args, w.url)
 }
 
 // runWrk runs wrk and parses its report; out is wrk's whole output and

@@ -98,4 +98,9 @@ func TestWrkArgs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
+	got = wrkRun{threads: 2, connections: 64, duration: 10 * time.Second, url: "http://127.0.0.1:1/mcp", script: "/w/mcp.lua"}.args()
+	want = []string{"-t2", "-c64", "-d10s", "--latency", "-s", "/w/mcp.lua", "http://127.0.0.1:1/mcp"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,8 +17,9 @@ import (
 )
 
 func runBuild(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR] [--publish [--authorization FILE] [--data DIR]]")
+	fs := newFlagSet(env, "build", "[--content DIR] [--out DIR] [--drafts] [--future] [--expired] [--publish [--authorization FILE] [--data DIR]]")
 	cf := registerConfig(fs, "build")
+	vis := registerVisibility(fs)
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the build to `file` (go tool pprof)")
 	publishClaims := fs.Bool("publish", false, "apply the publish rule first: compare the public claims with those last recorded on the chain in --data; "+
 		"if they changed, refuse unless --authorization allows exactly the change, and record the decision on the chain (a plain build is a preview and changes no chain)")
@@ -55,7 +57,7 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Logger: env.logger})
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: *vis, Logger: env.logger})
 	if err != nil {
 		return err
 	}
@@ -68,6 +70,16 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "proofsite: %s into %s\n", res, cfg.Out)
 	return nil
+}
+
+// registerVisibility adds the flags that publish what a build leaves out by
+// default, as Hugo's --buildDrafts, --buildFuture and --buildExpired do.
+func registerVisibility(fs *flag.FlagSet) *content.Visibility {
+	var v content.Visibility
+	fs.BoolVar(&v.Drafts, "drafts", false, "publish draft pages (front matter draft: true) too")
+	fs.BoolVar(&v.Future, "future", false, "publish pages whose publishDate is still to come")
+	fs.BoolVar(&v.Expired, "expired", false, "publish pages whose expiryDate has passed")
+	return &v
 }
 
 // publish applies the publish rule (ledger/gate, recorded by ledger/chain)

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proofsite/proofsite/live/mcp"
 )
 
 // The real binaries, built once for the end-to-end tests.
@@ -179,14 +181,20 @@ func TestServeEndToEnd(t *testing.T) {
 			}
 			var resp *http.Response
 			var body []byte
-			if e.Method == http.MethodPost {
+			switch {
+			case e.Method == http.MethodPost && mcp.IsEndpoint(path):
+				resp, body = srv.do(t, e.Method, path, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{`+
+					`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"e2e","version":"1"},`+
+					`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+					"Content-Type", "application/json", mcp.HeaderProtocolVersion, mcp.ProtocolVersion, mcp.HeaderMethod, "tools/list")
+			case e.Method == http.MethodPost:
 				ex, ok := postExamples[e.Path]
 				if !ok {
 					t.Errorf("POST %s has no example request", e.Path)
 					continue
 				}
 				resp, body = srv.do(t, e.Method, path, ex.body, append([]string{"Content-Type", "application/json"}, ex.header...)...)
-			} else {
+			default:
 				resp, body = srv.get(t, path)
 			}
 			if ex := postExamples[e.Path]; e.Method == http.MethodPost && ex.status != 0 {
@@ -201,6 +209,30 @@ func TestServeEndToEnd(t *testing.T) {
 			if e.Kind == "live" && resp.Header.Get("Cache-Control") != "no-store" && path != "/api/v1/openapi.json" {
 				t.Errorf("%s: Cache-Control %q", path, resp.Header.Get("Cache-Control"))
 			}
+		}
+	})
+
+	t.Run("the site names the MCP entry point it serves", func(t *testing.T) {
+		var ai struct{ Entrypoints map[string]string }
+		_, body := srv.get(t, "/.well-known/ai.json")
+		if err := json.Unmarshal(body, &ai); err != nil {
+			t.Fatal(err)
+		}
+		entry, ok := strings.CutPrefix(ai.Entrypoints["mcp"], "https://proof.endurance-commons.example")
+		if !ok || entry != mcp.Endpoint {
+			t.Fatalf("ai.json entrypoints.mcp = %q, want the site's %s", ai.Entrypoints["mcp"], mcp.Endpoint)
+		}
+		_, body = srv.get(t, "/api/discover")
+		var disc struct{ Features map[string]bool }
+		if json.Unmarshal(body, &disc); !disc.Features["mcp"] {
+			t.Errorf("/api/discover does not list MCP as live: %s", body)
+		}
+		resp, body := srv.do(t, http.MethodPost, entry, `{"jsonrpc":"2.0","id":"e2e","method":"tools/call","params":{"name":"ledger_verdict","_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"e2e","version":"1"},`+
+			`"io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			"Content-Type", "application/json", mcp.HeaderProtocolVersion, mcp.ProtocolVersion, mcp.HeaderMethod, "tools/call", mcp.HeaderName, "ledger_verdict")
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"verdict":"PASS_WITH_DOCUMENTED_STRICT_SEAM"`) {
+			t.Errorf("tools/call ledger_verdict at %s: %d %.300s", entry, resp.StatusCode, body)
 		}
 	})
 

@@ -63,14 +63,14 @@ func TestBuildCommand(t *testing.T) {
 	}
 
 	// A content error: exit 1, file and line on stderr, output unchanged.
-	os.WriteFile(filepath.Join(src, "pages", "hello.md"), []byte("---\ntitle: T\nsummary: S\ndate: 2026-01-01\ntype: blog\n---\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "pages", "hello.md"), []byte("---\ntitle: T\nsummary: S\ndate: 2026-01-01\nweight: heavy\n---\n"), 0o644)
 	os.WriteFile(filepath.Join(src, "pages", "dup.md"), []byte("---\ntitle: T\nsummary: S\ndate: 2026-01-01\nslug: page-two\n---\n"), 0o644)
 	code, _, stderr = runCLI(t, "build", "--content", src, "--out", out)
 	if code != exitFailure {
 		t.Errorf("exit %d, want %d", code, exitFailure)
 	}
 	for _, want := range []string{
-		filepath.ToSlash(src) + `/pages/hello.md:5: unknown type "blog"`,
+		filepath.ToSlash(src) + `/pages/hello.md:5: weight: expected a whole number, found "heavy"`,
 		filepath.ToSlash(src) + "/pages/second.md:5: duplicate slug",
 		"2 content errors; " + out + " was not changed",
 	} {

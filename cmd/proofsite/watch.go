@@ -18,8 +18,9 @@ import (
 )
 
 func runWatch(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet(env, "watch", "[--content DIR] [--out DIR] [--addr HOST:PORT] [--templates DIR]")
+	fs := newFlagSet(env, "watch", "[--content DIR] [--out DIR] [--drafts] [--future] [--expired] [--addr HOST:PORT] [--templates DIR]")
 	cf := registerConfig(fs, "watch")
+	vis := registerVisibility(fs)
 	templatesDir := fs.String("templates", "templates", "`folder` of templ templates; changes to their text (templ generate --watch) re-render every page")
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
@@ -28,7 +29,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := newWatchBuilder(env, cfg)
+	b, err := newWatchBuilder(env, cfg, *vis)
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
@@ -79,7 +80,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 				// site.yaml reaches what the build publishes beside the
 				// content too (the OpenAPI description, the gate demo):
 				// derive them again, and rebuild everything with them.
-				next, err := newWatchBuilder(env, cfg)
+				next, err := newWatchBuilder(env, cfg, *vis)
 				if err != nil {
 					hub.Publish(reload.Problem(reportBuildError(env, cfg.Content, cfg.Out, err)))
 					continue
@@ -111,7 +112,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 // newWatchBuilder returns an incremental builder with the render options of
 // the content's current site.yaml; watch makes a new one when site.yaml
 // changes.
-func newWatchBuilder(env *environment, cfg *config) (*site.Builder, error) {
+func newWatchBuilder(env *environment, cfg *config, vis content.Visibility) (*site.Builder, error) {
 	cfg.charter = nil // read site.yaml as it is now
 	ch, err := cfg.loadCharter()
 	if err != nil {
@@ -122,7 +123,7 @@ func newWatchBuilder(env *environment, cfg *config) (*site.Builder, error) {
 		return nil, err
 	}
 	opts.ReloadURL = live.ReloadPrefix
-	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Incremental: true, Logger: env.logger})
+	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: vis, Incremental: true, Logger: env.logger})
 }
 
 // reportBuildError prints a failed build to the terminal and returns the

@@ -34,13 +34,15 @@ import (
 //   - Same paths: uglyURLs and a permalink put page gen/p0042.md at
 //     pages/gen/p0042.html, proofsite's path, so links resolve on both and
 //     both write one folder of pages rather than Hugo one folder per page.
-//   - What each produces: Hugo writes an HTML file per page, the home page,
-//     one section list (gen.html), sitemap.xml and 404.html; taxonomy, term
-//     and RSS pages are disabled (disableKinds). proofsite writes an HTML
-//     file and a markdown twin per page and its aggregates: home and pages
-//     index (each with a twin), llms.txt, sitemap.xml, index.txt, the
-//     constitution pages and text, JSON status files, robots.txt, 404.html,
-//     the stylesheet. proofsite therefore writes about twice as many files.
+//   - What each produces: Hugo writes an HTML file per page, the home page
+//     with an RSS feed of the 50 newest pages, one section list (gen.html),
+//     the tags index and a page per tag, sitemap.xml and 404.html; no other
+//     feeds ([outputs]). proofsite writes an HTML file and a markdown twin
+//     per page and its aggregates: home and pages index (each with a twin),
+//     the tags index and a page per tag (with twins), an Atom feed of the 50
+//     newest pages, llms.txt, sitemap.xml, index.txt, the constitution pages
+//     and text, JSON status files, robots.txt, 404.html, the stylesheet and
+//     the icons. proofsite therefore writes about twice as many files.
 //   - No caches carried over: every Hugo run gets a fresh --cacheDir, and
 //     both tools build into an empty output folder every run (the earlier
 //     output is moved aside, see clearOutput).
@@ -54,7 +56,7 @@ var fairnessNotes = []string{
 	"Same markdown work: goldmark with GFM (tables, strikethrough, linkify, task lists), footnotes and auto heading ids on both; Hugo's typographer and definition lists switched off as in proofsite; chroma highlighting with CSS classes on both (`markup.highlight.noClasses = false`).",
 	"Same frame: Hugo layouts (baseof/single/list/index/404) print what proofsite's frame prints for a page: head with canonical and alternate links, five-item nav, footer; the section list shows every page with date and summary like proofsite's pages index; the home page lists the ten newest.",
 	"Same paths: Hugo's `uglyURLs` and a permalink publish `gen/p0042.md` at `pages/gen/p0042.html`, proofsite's path.",
-	"Outputs: Hugo writes one HTML file per page, home, one section list, sitemap.xml and 404.html (`disableKinds = [\"taxonomy\", \"term\", \"RSS\"]`). proofsite writes HTML plus a markdown twin per page and its aggregates (home and pages index with twins, llms.txt, sitemap.xml, index.txt, constitution pages and text, JSON status files, robots.txt, 404, stylesheet): about twice the files. Full-build wall times include creating them, so where creating a file is slow (see the work folder row) that weighs twice on proofsite; `-work /dev/shm/...` measures the same builds on tmpfs.",
+	"Outputs: Hugo writes one HTML file per page, home with an RSS feed of the 50 newest pages, one section list, the tags index and a page per tag, sitemap.xml and 404.html (`[outputs]`, `services.rss.limit = 50`). proofsite writes HTML plus a markdown twin per page and its aggregates (home, pages index, tags index and a page per tag, all with twins; an Atom feed of the 50 newest pages, llms.txt, sitemap.xml, index.txt, constitution pages and text, JSON status files, robots.txt, 404, stylesheet, icons): about twice the files. Full-build wall times include creating them, so where creating a file is slow (see the work folder row) that weighs twice on proofsite; `-work /dev/shm/...` measures the same builds on tmpfs.",
 	"Full builds: every run writes into an empty output folder (the last run's output is moved aside and deleted only at the end: on ext4, files created within 30 s of a mass deletion cost the creator an inode scan each) on flushed file systems (sync), a fresh Hugo `--cacheDir` per run, runs interleaved (proofsite, hugo, proofsite, ...) after one warm-up each; medians reported. Peak RSS is the process's Maxrss from getrusage.",
 	"Incremental: one page's body is rewritten in place (truncate and write, as an editor saving); latency runs from just before the write until the page's HTML is complete on disk (ends with `</html>`) and holds the edit's marker, seen through fsnotify on its folder with a 1 ms stat poll as a fallback. Edits are spaced so no debounce window merges two.",
 	"Hugo's server runs with `--renderToDisk` and live reload on, so that fast render mode is on (Hugo 0.111 switches it off with `--disableLiveReload`), and the home page is requested once, as a browser open on the site would; `-hugo-nofast` adds a run with `--disableLiveReload`. Hugo's watcher batches file events on a 500 ms tick, which is part of its latency.",

@@ -86,14 +86,16 @@ func TestHugoSiteBuilds(t *testing.T) {
 			t.Errorf("%s has no %q", rel, want)
 		}
 	}
-	for _, f := range []string{"index.html", "gen.html", "sitemap.xml", "404.html", "assets/style.css"} {
+	// The same kinds of output as proofsite: a tags index, tag pages and one
+	// feed, the home page's; no feed per section or tag.
+	for _, f := range []string{"index.html", "gen.html", "sitemap.xml", "404.html", "assets/style.css", "index.xml", "tags.html"} {
 		if _, err := os.Stat(filepath.Join(ws.hugoOut, f)); err != nil {
 			t.Errorf("Hugo output lacks %s", f)
 		}
 	}
-	for _, f := range []string{"index.xml", "tags"} {
+	for _, f := range []string{"gen.xml", "tags.xml"} {
 		if _, err := os.Stat(filepath.Join(ws.hugoOut, f)); err == nil {
-			t.Errorf("Hugo output has %s; taxonomies and RSS should be off", f)
+			t.Errorf("Hugo output has %s; only the home page has a feed", f)
 		}
 	}
 }

@@ -112,6 +112,14 @@ func Check(data []byte, t reflect.Type) error {
 	if off, ok := invalidUnicode(data); ok {
 		return &Error{Err: ErrInvalidUTF8, Offset: int64(off)}
 	}
+	if t == nil && acceptsAny(data) {
+		return nil
+	}
+	return walk(data, t)
+}
+
+// walk checks data, valid Unicode, token by token for a value of type t.
+func walk(data []byte, t reflect.Type) error {
 	w := walker{dec: json.NewDecoder(bytes.NewReader(data))}
 	w.dec.UseNumber()
 	if err := w.value(t, 0); err != nil {
@@ -171,6 +179,81 @@ func invalidUnicode(data []byte) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// acceptsAny reports quickly that data, valid Unicode, is what walk
+// accepts for a value of any type: one well-formed value within the depth
+// limit with nothing after it (json.Valid, whose limit is maxDepth too), no
+// object naming a member twice. It only accepts: anything else, and objects
+// of more than maxQuickNames members, are left to walk, which says what is
+// wrong and where. walk reads a document token by token through
+// encoding/json's Decoder, which costs some fifty times more.
+func acceptsAny(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	type container struct {
+		object bool
+		first  int // index in names of the object's first name
+	}
+	var openBuf [16]container
+	var namesBuf [32][]byte
+	open, names := openBuf[:0], namesBuf[:0]
+	for i := 0; i < len(data); {
+		switch data[i] {
+		case '{', '[':
+			open = append(open, container{object: data[i] == '{', first: len(names)})
+			i++
+		case '}', ']':
+			names = names[:open[len(open)-1].first]
+			open = open[:len(open)-1]
+			i++
+		case '"':
+			end := i + 1
+			for data[end] != '"' {
+				if data[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			end++ // after the closing quote
+			if len(open) > 0 && open[len(open)-1].object && data[skipSpace(data, end)] == ':' {
+				name := data[i+1 : end-1]
+				if bytes.IndexByte(name, '\\') >= 0 {
+					var s string
+					if json.Unmarshal(data[i:end], &s) != nil {
+						return false
+					}
+					name = []byte(s)
+				}
+				first := open[len(open)-1].first
+				if len(names)-first >= maxQuickNames {
+					return false
+				}
+				for _, n := range names[first:] {
+					if bytes.Equal(n, name) {
+						return false
+					}
+				}
+				names = append(names, name)
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return true
+}
+
+// maxQuickNames bounds the members of one object acceptsAny compares
+// pairwise.
+const maxQuickNames = 64
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 func hex4(b []byte) (rune, bool) {

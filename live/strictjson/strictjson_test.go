@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,6 +70,11 @@ func TestCheck(t *testing.T) {
 		{"duplicate in a list element", `{"list":[{},{"name":"a","name":"b"}]}`, reflect.TypeFor[request](), ErrDuplicate, "/list/1", "name"},
 		{"duplicate map key is not named", `{"extra":{"secret":"a","secret":"b"}}`, reflect.TypeFor[request](), ErrDuplicate, "/extra", ""},
 		{"duplicate in an untyped value", `{"a":1,"a":2}`, nil, ErrDuplicate, "", ""},
+		{"duplicate escaped in an untyped value", `{"x":[{"a":1,"\u0061":2}]}`, nil, ErrDuplicate, "", ""},
+		{"duplicate after a nested object", `{"a":{"b":1,"c":2},"b":3,"a":4}`, nil, ErrDuplicate, "", ""},
+		{"duplicate among many members", `{` + manyMembers(100) + `,"m7":0}`, nil, ErrDuplicate, "", ""},
+		{"names repeat in sibling objects", `[{"a":1,"b":{"a":2}},{"a":3,"b":"a"},{"\"a":4,"a\\":5,"a":"\"a"}]`, nil, nil, "", ""},
+		{"many members", `{` + manyMembers(100) + `}`, nil, nil, "", ""},
 		{"duplicate in an open struct", `{"other":1,"other":2}`, reflect.TypeFor[open](), ErrDuplicate, "", ""},
 		{"duplicate under a map key points at the map", `{"labels":{"secret":{"name":"a","name":"b"}}}`, reflect.TypeFor[request](), ErrDuplicate, "/labels", "name"},
 
@@ -101,6 +107,7 @@ func TestCheck(t *testing.T) {
 		{"single quotes", `{'agent':'a'}`, reflect.TypeFor[request](), ErrSyntax, "", ""},
 		{"comment", `{"agent":"a" /* x */}`, reflect.TypeFor[request](), ErrSyntax, "", ""},
 		{"too deep", strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1), nil, ErrSyntax, "*", ""},
+		{"as deep as allowed", strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth), nil, nil, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -126,6 +133,36 @@ func TestCheck(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyMembers(n int) string {
+	m := make([]string, n)
+	for i := range m {
+		m[i] = `"m` + strconv.Itoa(i) + `":` + strconv.Itoa(i)
+	}
+	return strings.Join(m, ",")
+}
+
+// FuzzCheckAny holds Check of a value of any type, which accepts most
+// documents on a quick path (acceptsAny), to what the token walker alone
+// decides.
+func FuzzCheckAny(f *testing.F) {
+	for _, seed := range []string{`{"a":1,"b":[{"a":2,"a":3}]}`, `{"a":1,"\u0061":2}`, `[{"x":"\"}"},{"x":1}]`, ` {"a" : {"b":{}} , "c":[] } `,
+		`{"a":1}x`, `{"a":"\ud800"}`, "{\"a\":\"\xff\"}", `{` + manyMembers(70) + `}`, `"x"`, `null`, `{"a":}`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := Check(data, nil)
+		var want error
+		if off, ok := invalidUnicode(data); ok {
+			want = &Error{Err: ErrInvalidUTF8, Offset: int64(off)}
+		} else {
+			want = walk(data, nil)
+		}
+		if (err == nil) != (want == nil) {
+			t.Fatalf("Check: %v, the walker: %v: %q", err, want, data)
+		}
+	})
 }
 
 func TestUnmarshal(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/proofsite/proofsite/ledger/charter"
 )
@@ -64,6 +65,7 @@ func Ignored(p string) bool {
 // use.
 type Loader struct {
 	fsys  fs.FS
+	vis   Visibility
 	files map[string]*parsedFile
 	order []string // the keys of files, sorted, so assembling meets pages nearly in order
 }
@@ -76,6 +78,9 @@ type parsedFile struct {
 	static *StaticFile
 	record json.RawMessage
 	errs   []*Error
+	// What decides whether the page is published, copied here so that a
+	// load decides it without reading every page again.
+	visibility pageVisibility
 
 	// Parsed on first use by assemble, which alone knows a file's role.
 	sum        *[32]byte
@@ -110,14 +115,40 @@ func (f *parsedFile) asRuntime(file string) (*RuntimeArtifact, []*Error) {
 	return f.runtime, f.runtimeErr
 }
 
-// NewLoader returns a Loader reading from fsys, the content directory.
-func NewLoader(fsys fs.FS) *Loader {
-	return &Loader{fsys: fsys, files: map[string]*parsedFile{}}
+// Visibility decides which pages a load publishes, as Hugo's flags
+// --buildDrafts, --buildFuture and --buildExpired do. The zero value
+// publishes what Hugo publishes by default.
+type Visibility struct {
+	Drafts  bool // publish pages marked "draft: true"
+	Future  bool // publish pages whose publishDate is after Now
+	Expired bool // publish pages whose expiryDate is not after Now
+	// Now is the moment publishDate and expiryDate are compared with; zero
+	// means the time of each Load. Only pages with those dates depend on it.
+	Now time.Time
 }
 
-// Load loads a whole content directory once.
+// pageVisibility is what of a page decides whether it is published.
+type pageVisibility struct {
+	draft           bool
+	publish, expiry time.Time // zero: no limit
+}
+
+// publishes reports whether a page is published at now.
+func (v *Visibility) publishes(p pageVisibility, now time.Time) bool {
+	return (v.Drafts || !p.draft) &&
+		(v.Future || p.publish.IsZero() || !p.publish.After(now)) &&
+		(v.Expired || p.expiry.IsZero() || p.expiry.After(now))
+}
+
+// NewLoader returns a Loader reading from fsys, the content directory, and
+// publishing the pages vis allows.
+func NewLoader(fsys fs.FS, vis Visibility) *Loader {
+	return &Loader{fsys: fsys, vis: vis, files: map[string]*parsedFile{}}
+}
+
+// Load loads a whole content directory once, with the default Visibility.
 func Load(fsys fs.FS) (*Site, error) {
-	return NewLoader(fsys).Load(context.Background(), nil)
+	return NewLoader(fsys, Visibility{}).Load(context.Background(), nil)
 }
 
 // LoadCharter loads and validates site.yaml alone, for commands that need
@@ -275,10 +306,35 @@ func (l *Loader) parse(p string) (*parsedFile, error) {
 		f.static = &StaticFile{Source: p, Path: strings.TrimPrefix(p, staticDir), Data: raw, Digest: sha256.Sum256(raw)}
 	case isDoc:
 		f.page, f.errs = parseDocument(p, raw)
+		if f.page != nil {
+			f.visibility = pageVisibility{draft: f.page.Draft, publish: f.page.PublishDate, expiry: f.page.ExpiryDate}
+		}
 	case strings.HasPrefix(p, recordsDir):
 		f.record, f.errs = parseRecord(p, raw)
 	}
 	return f, nil
+}
+
+// checkAliases reports an alias that another page or alias already takes.
+func checkAliases(pages []*Page) []*Error {
+	if !slices.ContainsFunc(pages, func(p *Page) bool { return len(p.Aliases) > 0 }) {
+		return nil
+	}
+	taken := map[string]*Page{}
+	for _, p := range pages {
+		taken[p.Path] = p
+	}
+	var errs []*Error
+	for _, p := range pages {
+		for _, a := range p.Aliases {
+			if other, dup := taken[a]; dup {
+				errs = append(errs, errorf(p.Source, p.aliasLine, "alias %s is taken: %s publishes it too", URLPath(a), other.Source))
+				continue
+			}
+			taken[a] = p
+		}
+	}
+	return errs
 }
 
 // assemble builds the Site from the cached files and checks what spans files.
@@ -294,6 +350,10 @@ func (l *Loader) assemble() (*Site, error) {
 	s.Charter, s.ConfigDigest = cfg, cfgFile.digest()
 
 	s.Records = map[string]json.RawMessage{}
+	now := l.vis.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
 	if len(l.order) != len(l.files) {
 		l.order = slices.Sorted(maps.Keys(l.files))
 	}
@@ -304,7 +364,9 @@ func (l *Loader) assemble() (*Site, error) {
 		case f.record != nil:
 			s.Records[strings.TrimSuffix(path.Base(p), ".json")] = f.record
 		case f.page != nil:
-			s.Pages = append(s.Pages, f.page)
+			if l.vis.publishes(f.visibility, now) { // unpublished pages are still checked
+				s.Pages = append(s.Pages, f.page)
+			}
 		case f.static != nil:
 			s.Static = append(s.Static, f.static)
 		}
@@ -318,6 +380,7 @@ func (l *Loader) assemble() (*Site, error) {
 			errs = append(errs, errorf(b.Source, b.pathLine, "duplicate slug: %s and %s both publish %s", a.Source, b.Source, b.Path))
 		}
 	}
+	errs = append(errs, checkAliases(s.Pages)...)
 	for _, p := range s.Pages {
 		if p.Kind == KindArticle {
 			s.Articles = append(s.Articles, p)

@@ -2,9 +2,13 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/templates"
@@ -12,20 +16,27 @@ import (
 
 // pageJob renders one markdown document: its HTML page, its markdown twin
 // and, for downloadable documents, the twin's checksum.
-func (b *build) pageJob(i int, p *content.Page) job {
+func (b *build) pageJob(i int, p *content.Page) (job, *pagePlan) {
 	prev, next := b.neighbours(p)
 	var plan *pagePlan
 	if old := b.r.planned; i < len(old.pages) && old.pages[i] == p {
 		plan = old.plans[i]
 	}
-	if plan == nil || plan.layout != b.layout || plan.prev != prev || plan.next != next {
+	// A section page lists every page's summary. An unchanged page's plan
+	// says whether it is one, so the page itself is not read again.
+	var deps [32]byte
+	if plan != nil && plan.section || plan == nil && p.Section {
+		deps = b.summaries
+	}
+	if plan == nil || plan.layout != b.layout || plan.deps != deps || plan.prev != prev || plan.next != next {
 		// A parsed page is immutable and a loader reuses it until its file
 		// changes, so the plan of an unchanged page is kept.
-		plan = &pagePlan{layout: b.layout, prev: prev, next: next, key: "page:" + p.Source, paths: []string{p.Path, p.TwinPath()}}
+		plan = &pagePlan{layout: b.layout, deps: deps, prev: prev, next: next, key: "page:" + p.Source, paths: []string{p.Path, p.TwinPath()},
+			section: p.Section, aliases: len(p.Aliases) > 0, changelog: p.Type == content.ChangelogType}
 		if p.Kind == content.KindDoc {
 			plan.paths = append(plan.paths, p.TwinPath()+".sha256")
 		}
-		fp := newDigest().str("page").sums(p.Digest, b.layout)
+		fp := newDigest().str("page").sums(p.Digest, b.layout, deps)
 		for _, n := range []*content.Page{prev, next} {
 			if n != nil {
 				fp.sums(n.SummaryDigest)
@@ -37,17 +48,40 @@ func (b *build) pageJob(i int, p *content.Page) job {
 	return job{key: plan.key, paths: plan.paths, fp: plan.fp, run: func() ([][]byte, error) {
 		var body bytes.Buffer
 		body.Grow(len(p.Body) * 2)
-		if err := b.r.md.Convert(p.Body, &body); err != nil {
+		toc, err := convert(b.r.md, p.Body, &body)
+		if err != nil {
 			return nil, fmt.Errorf("%s: markdown: %w", p.Source, err)
 		}
 		kicker := articleKicker(p)
 		twin := pageTwin(p, kicker)
-		v := templates.PageView{Title: p.Title, Summary: p.Summary, Kicker: kicker, BodyHTML: body.String()}
+		v := templates.PageView{
+			Title: p.Title, Kicker: kicker, BodyHTML: body.String(), TOC: toc,
+			Tags: termLinks(tagsTaxonomy, p.Tags), Categories: termLinks(categoriesTaxonomy, p.Categories),
+		}
+		if p.SummaryWritten { // a summary taken from the body is shown as part of it
+			v.Summary = p.Summary
+		}
+		m := b.meta(p.Title, p.Description, p.Path, "")
 		section, checksum := "", []byte(nil)
 		switch p.Kind {
 		case content.KindPage:
-			v.Date, v.Tags, section = p.Date.String(), p.Tags, "pages"
-			v.Up = &templates.Link{Href: "/pages/", Label: "All pages"}
+			section = "pages"
+			v.Date = dateView(p.Date)
+			if !p.Date.IsZero() {
+				m.Kind, m.Published, m.Modified = "article", p.Date.Format(time.RFC3339), p.Lastmod.Format(time.RFC3339)
+			}
+			if p.Path != pagesIndexPath {
+				v.Up = &templates.Link{Href: "/pages/", Label: "All pages"}
+			}
+			if p.Section {
+				v.List = b.listItems(b.pagesUnder(path.Dir(p.Path)))
+				m.Feeds = b.siteFeeds()
+				twin = append(twin, listTwin("", "", v.List)...)
+			}
+			if p.Type == content.ChangelogType {
+				feed := templates.Link{Href: "/" + changelogFeedPath(p), Label: p.Title + " (Atom feed)"}
+				v.Feed, m.Feeds = &feed, append(m.Feeds, feed)
+			}
 		case content.KindArticle:
 			section = "constitution"
 			v.Up = &templates.Link{Href: "/constitution/", Label: b.cfg.Constitution.Title}
@@ -68,7 +102,8 @@ func (b *build) pageJob(i int, p *content.Page) job {
 				section = "gate"
 			}
 		}
-		out, err := htmlAndTwin(b.meta(p.Title, p.Summary, p.Path, section), templates.Page(v), string(twin))
+		m.Section = section
+		out, err := htmlAndTwin(m, templates.Page(v), string(twin))
 		if err != nil {
 			return nil, err
 		}
@@ -76,16 +111,32 @@ func (b *build) pageJob(i int, p *content.Page) job {
 			out = append(out, checksum)
 		}
 		return out, nil
-	}}
+	}}, plan
+}
+
+// dateView shows a front matter date as a day; the datetime attribute keeps
+// the time of day and the zone when the front matter gave them.
+func dateView(t time.Time) templates.Date {
+	if t.IsZero() {
+		return templates.Date{}
+	}
+	d := templates.Date{Text: t.Format(time.DateOnly), DateTime: t.Format(time.DateOnly)}
+	if _, offset := t.Zone(); offset != 0 || !t.Equal(t.Truncate(24*time.Hour)) {
+		d.DateTime = t.Format(time.RFC3339)
+	}
+	return d
 }
 
 // pagePlan is what planning a page job computed, and from which inputs.
 type pagePlan struct {
 	layout     [32]byte
+	deps       [32]byte
 	prev, next *content.Page
 	key        string
 	paths      []string
 	fp         [32]byte
+
+	section, aliases, changelog bool // what the page is, for planning without reading it
 }
 
 // neighbours returns the previous and next constitution articles of p.
@@ -122,7 +173,7 @@ func pageTwin(p *content.Page, kicker string) []byte {
 	if kicker != "" {
 		fmt.Fprintf(&w, "_%s_\n\n", kicker)
 	}
-	if p.Summary != "" {
+	if p.SummaryWritten {
 		fmt.Fprintf(&w, "%s\n\n", p.Summary)
 	}
 	if p.License != "" {
@@ -144,16 +195,24 @@ func (b *build) docPages() []*content.Page {
 	return out
 }
 
-// datedPages returns the general pages, newest first.
+// datedPages returns the general pages, newest first (undated last), not
+// the section pages, which are lists themselves.
 func (b *build) datedPages() []*content.Page {
 	var out []*content.Page
 	for _, p := range b.s.Pages {
-		if p.Kind == content.KindPage {
+		if p.Kind == content.KindPage && !p.Section {
 			out = append(out, p)
 		}
 	}
-	slices.SortStableFunc(out, func(x, y *content.Page) int {
-		if c := y.Date.Compare(x.Date.Time); c != 0 {
+	sortNewestFirst(out)
+	return out
+}
+
+// sortNewestFirst orders pages by date, newest first and undated last, then
+// by weight and path.
+func sortNewestFirst(pages []*content.Page) {
+	slices.SortStableFunc(pages, func(x, y *content.Page) int {
+		if c := y.Date.Compare(x.Date); c != 0 {
 			return c
 		}
 		if x.Weight != y.Weight {
@@ -161,7 +220,43 @@ func (b *build) datedPages() []*content.Page {
 		}
 		return strings.Compare(x.Path, y.Path)
 	})
+}
+
+// pagesUnder returns the general pages below an output folder, newest first.
+func (b *build) pagesUnder(dir string) []*content.Page {
+	var out []*content.Page
+	for _, p := range b.datedPages() {
+		if strings.HasPrefix(p.Path, dir+"/") {
+			out = append(out, p)
+		}
+	}
 	return out
+}
+
+// listItems are the entries of a list of pages.
+func (b *build) listItems(pages []*content.Page) []templates.ListItem {
+	items := make([]templates.ListItem, 0, len(pages))
+	for _, p := range pages {
+		items = append(items, templates.ListItem{Href: p.URL(), Title: p.Title, Summary: p.Summary, Date: dateView(p.Date)})
+	}
+	return items
+}
+
+// listTwin is the markdown twin of a list page; without a title, the list
+// alone.
+func listTwin(title, summary string, items []templates.ListItem) string {
+	var md mdWriter
+	if title != "" {
+		md.h1(title).para(summary)
+	}
+	for _, it := range items {
+		note := it.Summary
+		if it.Date.Text != "" {
+			note = it.Date.Text + ": " + note
+		}
+		md.item(it.Href, it.Title, note)
+	}
+	return md.String()
 }
 
 // proofLinks are the live and static surfaces an outsider checks.
@@ -211,22 +306,25 @@ func (b *build) homeJob() job {
 			md.h2("Pages").links(v.Pages)
 		}
 		m := b.meta(cfg.Title, cfg.Summary, out, "home")
+		m.Feeds = b.siteFeeds()
 		return htmlAndTwin(m, templates.Home(v), md.String())
 	}}
 }
 
+// pagesIndexPath is the list of every page, unless a section page
+// (pages/_index.md) takes its place.
+const pagesIndexPath = "pages/index.html"
+
 func (b *build) pagesIndexJob() job {
-	const out = "pages/index.html"
+	const out = pagesIndexPath
 	fp := newDigest().str("pages").sums(b.layout, b.summaries).sum()
 	return job{key: "pages-index", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
-		v := templates.ListView{Title: "Pages", Summary: "Everything published on this site, newest first."}
-		var md mdWriter
-		md.h1(v.Title).para(v.Summary)
-		for _, p := range b.datedPages() {
-			v.Items = append(v.Items, templates.ListItem{Href: p.URL(), Title: p.Title, Summary: p.Summary, Date: p.Date.String(), Tags: p.Tags})
-			md.item(p.URL(), p.Title, p.Date.String()+": "+p.Summary)
+		v := templates.ListView{Title: "Pages", Summary: "Everything published on this site, newest first.", Items: b.listItems(b.datedPages())}
+		m := b.meta(v.Title, v.Summary, out, "pages")
+		if m.Feeds = b.siteFeeds(); len(m.Feeds) > 0 {
+			v.Feed = &m.Feeds[0]
 		}
-		return htmlAndTwin(b.meta(v.Title, v.Summary, out, "pages"), templates.List(v), md.String())
+		return htmlAndTwin(m, templates.List(v), listTwin(v.Title, v.Summary, v.Items))
 	}}
 }
 
@@ -242,9 +340,10 @@ func (b *build) gateJob() job {
 			Authority:   cfg.Organisation.HumanAuthority,
 			PublishRule: rule.Text, Disclaimer: rule.Disclaimer, Action: rule.Action, Requires: rule.Requires,
 		}
+		v.Board = templates.Table{Label: "Capability maturity board", Columns: []string{"Capability key", "Value", "What it means"}}
 		for _, c := range cfg.Capabilities {
 			row := templates.BoardRow{Key: c.Key, Value: c.Value, Note: c.Note, Roadmap: c.Roadmap()}
-			v.Board = append(v.Board, row)
+			v.Board.Rows = append(v.Board.Rows, []templates.Cell{{Text: c.Key, Identifier: true}, {Text: c.Value, Identifier: true}, {Text: c.Note}})
 			if row.Roadmap {
 				v.Roadmap = append(v.Roadmap, row)
 			} else {
@@ -267,12 +366,7 @@ func (b *build) gateJob() job {
 		md.h2("Authorization model").para(v.Authority).
 			para("The gate is deny-by-default: an action it does not know is denied, and an action it knows is allowed only when every control it requires is satisfied. Publish rule (`publish_rule`): " + v.PublishRule).
 			para(fmt.Sprintf("**%s** requires **%s**. %s", v.Action, v.Requires, v.Disclaimer))
-		md.h2("Capability board")
-		md.line("| Capability key | Value | What it means |").line("|---|---|---|")
-		for _, r := range v.Board {
-			md.line(fmt.Sprintf("| `%s` | `%s` | %s |", r.Key, r.Value, r.Note))
-		}
-		md.line("")
+		md.h2("Capability board").table(v.Board)
 		md.h2("Real today versus roadmap").h3("Real today")
 		for _, r := range v.RealToday {
 			md.line(fmt.Sprintf("- `%s` = `%s`: %s", r.Key, r.Value, r.Note))
@@ -301,8 +395,13 @@ func (b *build) constitutionIndexJob() job {
 		if b.s.Runtime != nil {
 			v.Runtime.Label = fmt.Sprintf("version %s, %d articles (/api/constitution)", b.s.Runtime.Version, len(b.s.Runtime.Articles))
 		}
+		v.Counts = templates.Table{Label: "Article count of every surface", Columns: []string{"Surface", "Articles", "How the count is known"}}
 		for _, s := range c.Surfaces {
-			v.Counts = append(v.Counts, templates.CountRow{Surface: s.Name, Articles: s.Articles, Checked: s.Source != "declared", Note: s.Note})
+			how := "Declared; the surface is not part of this site."
+			if s.Source != "declared" {
+				how = "Counted from the text at build time."
+			}
+			v.Counts.Rows = append(v.Counts.Rows, []templates.Cell{{Text: s.Name}, {Text: strconv.Itoa(s.Articles)}, {Text: strings.TrimSpace(how + " " + s.Note)}})
 		}
 		for _, a := range b.s.Articles {
 			if len(v.Parts) == 0 || v.Parts[len(v.Parts)-1].Title != a.Part {
@@ -316,16 +415,7 @@ func (b *build) constitutionIndexJob() job {
 		md.h1(v.Title).para(fmt.Sprintf("Version %s, %s since %s. Published under %s.", v.Version, v.Status, v.Adopted, v.License))
 		md.h2("Status").para(fmt.Sprintf("Full text: [%s](%s), SHA-256 `%s`. Machine-readable status: [%s](%s). Runtime artifact: [%s](%s).",
 			v.TextHref, v.TextHref, v.TextSHA256, v.StatusHref, v.StatusHref, v.Runtime.Label, v.Runtime.Href))
-		md.para("Surfaces do not all show the same number of articles. Every count is disclosed here:")
-		md.line("| Surface | Articles | How the count is known |").line("|---|---|---|")
-		for _, r := range v.Counts {
-			how := "Declared; the surface is not part of this site."
-			if r.Checked {
-				how = "Counted from the text at build time."
-			}
-			md.line(strings.TrimSpace(fmt.Sprintf("| %s | %d | %s %s", r.Surface, r.Articles, how, r.Note)) + " |")
-		}
-		md.line("")
+		md.para("Surfaces do not all show the same number of articles. Every count is disclosed here:").table(v.Counts)
 		for _, part := range v.Parts {
 			md.h2(part.Title)
 			for _, a := range part.Articles {
@@ -346,4 +436,25 @@ func (b *build) notFoundJob() job {
 		md.h1("Not found").para("There is no page at this address. Try the home page (/), the sitemap (/sitemap.xml) or /llms.txt, which lists every public surface.")
 		return htmlAndTwin(m, templates.NotFound(), md.String())
 	}}
+}
+
+// aliasJobs leave a page at each of its old addresses (its aliases) that
+// sends browsers on to the page; static hosts also get a redirect in
+// _redirects.
+func (b *build) aliasJobs(p *content.Page) []job {
+	jobs := make([]job, 0, len(p.Aliases))
+	for _, a := range p.Aliases {
+		fp := newDigest().str("alias", a, p.URL(), p.Title, b.base, b.cfg.Language).sum()
+		jobs = append(jobs, job{key: "alias:" + a, paths: []string{a, twinPath(a)}, fp: fp, run: func() ([][]byte, error) {
+			var buf bytes.Buffer
+			v := templates.AliasView{Language: b.cfg.Language, Title: p.Title, Target: p.URL(), Abs: b.abs(p.URL())}
+			if err := templates.Alias(v).Render(context.Background(), &buf); err != nil {
+				return nil, err
+			}
+			var md mdWriter
+			md.h1(p.Title).para(fmt.Sprintf("This page has moved to [%s](%s).", p.URL(), p.URL()))
+			return [][]byte{buf.Bytes(), []byte(md.String())}, nil
+		}})
+	}
+	return jobs
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -70,7 +71,14 @@ func (b *build) plan() []job {
 	jobs := make([]job, 0, len(b.s.Pages)+32)
 	b.plans = make([]*pagePlan, len(b.s.Pages))
 	for i, p := range b.s.Pages {
-		jobs = append(jobs, b.pageJob(i, p))
+		j, plan := b.pageJob(i, p)
+		jobs = append(jobs, j)
+		if plan.aliases {
+			jobs = append(jobs, b.aliasJobs(p)...)
+		}
+		if plan.changelog {
+			jobs = append(jobs, b.changelogFeedJob(p))
+		}
 	}
 	if b.r.opts.Cache {
 		b.r.planned = plannedPages{pages: b.s.Pages, plans: b.plans}
@@ -79,7 +87,6 @@ func (b *build) plan() []job {
 	jobs = append(jobs,
 		job{key: "stylesheet", paths: []string{st.Path}, fp: b.r.optsDigest, run: func() ([][]byte, error) { return [][]byte{st.Data}, nil }},
 		b.homeJob(),
-		b.pagesIndexJob(),
 		b.gateJob(),
 		b.constitutionIndexJob(),
 		b.constitutionTextJob(),
@@ -89,8 +96,14 @@ func (b *build) plan() []job {
 		b.aiJob(),
 		b.robotsJob(),
 		b.notFoundJob(),
-		b.hostFilesJob(),
+		b.iconsJob(),
 	)
+	if !slices.ContainsFunc(b.s.Pages, func(p *content.Page) bool { return p.Path == pagesIndexPath }) {
+		jobs = append(jobs, b.pagesIndexJob())
+	}
+	jobs = append(jobs, b.pagesFeedJob()...)
+	jobs = append(jobs, b.taxonomyJobs()...)
+
 	if rt := b.s.Runtime; rt != nil {
 		jobs = append(jobs, b.downloadJob("runtime", b.runtimePath(), rt.Raw, b.runtime))
 	}
@@ -112,8 +125,13 @@ func (b *build) plan() []job {
 	for _, j := range jobs {
 		all = append(all, j.paths...)
 	}
-	all = append(all, sitemapPath, indexTxtPath)
-	return append(jobs, b.sitemapJob(all), b.indexTxtJob(all))
+	all = append(all, sitemapPath, indexTxtPath, headersPath, redirectsPath)
+	d := newDigest()
+	for _, p := range all {
+		d.str(p)
+	}
+	allSum := d.sum()
+	return append(jobs, b.sitemapJob(all, allSum), b.indexTxtJob(all, allSum), b.hostFilesJob(all, allSum))
 }
 
 // downloadJob publishes data at p with its .sha256 beside it.
@@ -134,15 +152,7 @@ func (b *build) abs(sitePath string) string { return b.base + sitePath }
 
 // urlPath is the URL path an output path is reached at: folders for index
 // pages, the file itself otherwise.
-func urlPath(outPath string) string {
-	if outPath == "index.html" {
-		return "/"
-	}
-	if strings.HasSuffix(outPath, "/index.html") {
-		return "/" + strings.TrimSuffix(outPath, "index.html")
-	}
-	return "/" + outPath
-}
+func urlPath(outPath string) string { return content.URLPath(outPath) }
 
 func twinPath(outPath string) string { return strings.TrimSuffix(outPath, ".html") + ".md" }
 
@@ -162,6 +172,8 @@ func (b *build) meta(title, description, outPath, section string) templates.Meta
 		Organisation: cfg.Organisation.Name,
 		ReloadURL:    b.r.opts.ReloadURL,
 		ReloadPath:   outPath,
+		Kind:         "website",
+		Image:        b.abs("/" + iconImagePath),
 	}
 }
 

@@ -107,6 +107,7 @@ type Renderer struct {
 	cache      map[string]*cached // by job key; only with Options.Cache
 	generation int                // of the current Render; entries not used by it are dropped
 	planned    plannedPages       // the pages of the last Render and their plans (Options.Cache)
+	taxonomy   taxonomyPlan       // the taxonomy jobs of the last Render (Options.Cache)
 	paths      []string           // the output paths of the last Render, checked then
 }
 
@@ -319,7 +320,7 @@ type task struct {
 // the outputs of a Render could not be published.
 func (r *Renderer) Forget() {
 	clear(r.cache)
-	r.planned, r.paths = plannedPages{}, nil
+	r.planned, r.paths, r.taxonomy = plannedPages{}, nil, taxonomyPlan{}
 }
 
 // render runs the job and names its outputs.
