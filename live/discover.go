@@ -150,6 +150,7 @@ func (s *Server) audit() Audit {
 			{"Fetch every row, metadata only", base + "/api/ledger/strict-table", "the inputs to recompute every hash and the strict-table breaks", verified},
 			{"Pin the trust document", base + "/keys.json", "which keys sign, the genesis, the documented seams by hash, the witness quorum and the log's checkpoint key", s.static != nil && s.static.exists("/keys.json")},
 			{"Keep the signed checkpoint", base + "/api/chain/status", "a checkpoint to hold the chain to later: a rewrite, a truncation or a replaced row no longer extends it", verified},
+			{"Read the log as static tiles (C2SP tlog-tiles)", base + TilesPrefix + "checkpoint", "the signed checkpoint, hash tiles and row bundles as immutable files any CDN can serve: verify-ledger --tiles checks a new checkpoint against the one you kept from O(log n) tiles", s.tilesPublished()},
 			{"Download the metadata-only export", base + ExportPath, "the rows and their signed checkpoint in one file, to verify offline", s.opts.Publisher != nil},
 			{"Run the downloadable verifier against this server", base + "/downloads/verify-ledger.go", "the verdict, recomputed on your machine, and drift if generated_at is stale", true},
 			{"Check the capability claims", base + "/gate.html", "which controls are live and which are roadmap", true},
@@ -159,6 +160,7 @@ func (s *Server) audit() Audit {
 		Board:     s.site.Board(),
 		Verifier: VerifierRef{Source: base + "/downloads/verify-ledger.go", SHA256: base + "/downloads/verify-ledger.go.sha256",
 			Usage: []string{"go run verify-ledger.go --keys keys.json --state checkpoint.txt " + base,
+				"go run verify-ledger.go --tiles --keys keys.json --state tiles-state.json " + base + TilesPrefix,
 				"go run verify-ledger.go --keys keys.json --checkpoint checkpoint.txt export.jsonl"}},
 		CannotProve: []string{
 			"A history rewritten and re-signed with a stolen writer key verifies against itself: keep a signed checkpoint and require later chains to extend it.",

@@ -55,6 +55,10 @@ type Options struct {
 	// Publisher signs the chain's checkpoints and writes its export; without
 	// it signed_checkpoint is null and /api/ledger/export answers 503.
 	Publisher Publisher
+	// TilesDir is the chain's C2SP tlog-tiles folder (ledger/tiles), served
+	// under TilesPrefix; empty serves the copy the build published in
+	// PublicDir/ledger, if any.
+	TilesDir string
 	// Reload, when set, mounts the watch-mode reload routes.
 	Reload *reload.Hub
 	// TrustedProxies are the addresses or CIDR prefixes of reverse proxies

@@ -359,7 +359,11 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		method, path := c.Method(), c.Path()
 		api := apiOnly || isAPIPath(path)
+		tile, isTile := TileName(path)
 		if !api && (method == fiber.MethodGet || method == fiber.MethodHead) {
+			if isTile {
+				return s.serveTile(c, tile)
+			}
 			return s.static.serve(c)
 		}
 		r := t.match([]byte(path))
@@ -375,6 +379,10 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 			allow = r.allow
 		} else if !api && s.static.exists(path) {
 			allow = staticAllow
+		} else if isTile {
+			if data, _ := s.readTile(tile); data != nil {
+				allow = staticAllow
+			}
 		}
 		if allow == "" {
 			return fiber.ErrNotFound

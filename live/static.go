@@ -111,7 +111,7 @@ func (s *staticSite) Update(paths []string) error {
 }
 
 func readStatic(full, rel string) (*staticFile, error) {
-	if unserved[rel] || hidden(rel) {
+	if _, tile := TileName("/" + rel); unserved[rel] || hidden(rel) || tile {
 		return nil, nil
 	}
 	data, err := os.ReadFile(full)

@@ -17,6 +17,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,11 +46,24 @@ type Options struct {
 	// a list of changes redo only what they reach (watch mode). A one-shot
 	// build leaves it off and streams outputs to disk.
 	Incremental bool
+	// Trees are folders published as they are beside the rendered site on
+	// full builds (hard-linked, see publish.Stage.Link), such as the
+	// ledger's tiles; incremental builds leave them as they are.
+	Trees []Tree
 	// Logger receives progress of long builds; nil discards.
 	Logger *slog.Logger
 	// ProgressEvery is how often a running build logs progress; 0 means one
 	// second.
 	ProgressEvery time.Duration
+}
+
+// Tree is a folder published under an output prefix.
+type Tree struct {
+	Dir    string // the folder; one that does not exist publishes nothing
+	Prefix string // output path it is published under, e.g. "ledger"
+	// Skip reports files of the folder not to publish (slash-separated
+	// paths relative to Dir); nil publishes every regular file.
+	Skip func(rel string) bool
 }
 
 // Result summarises one Build.
@@ -164,7 +179,12 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 	}
 
 	if full {
-		err = stage.Commit()
+		err = b.linkTrees(stage)
+		if err != nil {
+			stage.Abort()
+		} else {
+			err = stage.Commit()
+		}
 		b.published = err == nil
 		res.Written = slices.Clone(stats.Paths)
 	} else {
@@ -181,6 +201,31 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 	res.Pages, res.Files, res.Bytes, res.Jobs, res.Rendered = stats.Pages, stats.Files, stats.Bytes, stats.Jobs, stats.Rendered
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// linkTrees publishes Options.Trees into stage, in lexical order (a
+// folder's checkpoint before the tiles it names).
+func (b *Builder) linkTrees(stage *publish.Stage) error {
+	for _, t := range b.opts.Trees {
+		err := filepath.WalkDir(t.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == t.Dir && errors.Is(err, fs.ErrNotExist) {
+					return nil
+				}
+				return err
+			}
+			rel, _ := filepath.Rel(t.Dir, p)
+			rel = filepath.ToSlash(rel)
+			if !d.Type().IsRegular() || (t.Skip != nil && t.Skip(rel)) {
+				return nil
+			}
+			return stage.Link(path.Join(t.Prefix, rel), p)
+		})
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", t.Dir, err)
+		}
+	}
+	return nil
 }
 
 // RenderAll makes the next Build render every page again, for changes the

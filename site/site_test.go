@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +37,16 @@ var testArtifacts = []render.Artifact{
 	{Path: "downloads/tool.go", Data: []byte("package main\n"), Title: "Verifier", Description: "read it, then run it", Downloadable: true},
 }
 
+// fixtureLedger is the chain the fixture's explorer shows.
+var fixtureLedger = sync.OnceValues(func() (*render.Ledger, error) { return sealTestLedger(true) })
+
 func testRenderOptions() render.Options {
+	l, err := fixtureLedger()
+	if err != nil {
+		panic(err) // a fixed chain that does not seal is a bug of the test
+	}
 	return render.Options{
+		Ledger:    l,
 		Artifacts: testArtifacts,
 		Endpoints: []render.Endpoint{{Method: "GET", Path: "/api/ledger/verify", Summary: "Ledger verdict"}, {Method: "GET", Path: "/api/v1/towns", Summary: "Towns", OnAPI: true},
 			{Method: "GET", Path: "/api/v1/towns/{id}", Summary: "One town", OnAPI: true}},
@@ -85,6 +94,7 @@ func TestGolden(t *testing.T) {
 		"constitution/index.html", "constitution/index.md", "constitution/article-02.html", "constitution/article-02.md",
 		"constitution.txt", "constitution-status.json", "stewardship-horizon.json", "llms.txt", ".well-known/ai.json",
 		"robots.txt", "sitemap.xml", "index.txt", "404.html", "404.md", "_headers", "_redirects", "favicon.svg",
+		"explorer/index.html", "explorer/index.md", "explorer/block/4.html", "explorer/block/4.md",
 	})
 }
 

@@ -108,6 +108,8 @@ type HomeView struct {
 	Description string
 	Authority   string
 	ProofLinks  []Link
+	Verdict     *VerdictView // the ledger's verdict at build time; nil without a chain
+	Explorer    Link
 	Documents   []Link
 	Pages       []Link
 }
@@ -236,4 +238,87 @@ func identifier(id string) templ.Component {
 		_, err := io.WriteString(w, strings.ReplaceAll(html.EscapeString(id), "_", "_<wbr>"))
 		return err
 	})
+}
+
+// VerdictView is the ledger's verdict as the build computed it.
+type VerdictView struct {
+	Verdict    string // PASS, PASS_WITH_DOCUMENTED_STRICT_SEAM or a FAIL_… verdict
+	Pass       bool
+	Summary    string // one sentence: what was verified, over how many rows
+	Checkpoint string // the Merkle checkpoint the rows hash to: "size 224, root …"
+	Href       string // the explorer
+}
+
+// ExplorerView is one page of the chain explorer: the verdict, the
+// documented seams drawn, and a page of the strict table.
+type ExplorerView struct {
+	Title   string
+	Summary string
+	Verdict *VerdictView // nil when the build read no chain
+	NoChain string       // why there are no rows, when Verdict is nil
+	Facts   []Fact       // pins and counts
+	Seams   []SeamDiagram
+	Table   Table
+	Page    string // "Rows 0 to 223 of 224"
+	Prev    *Link
+	Next    *Link
+	Live    []Link // the live routes that answer for the chain as it is now
+}
+
+// Fact is a labelled value; Identifier values are shown as code.
+type Fact struct {
+	Label      string
+	Value      string
+	Href       string
+	Identifier bool
+}
+
+// BlockView is the page of one block.
+type BlockView struct {
+	Title      string
+	Summary    string
+	Header     []Fact    // the public metadata the hash covers, and the hash
+	Checks     []Fact    // what the build verified of the block on its own
+	Signatures Table     // the writer's and the witnesses' signatures
+	Place      []Fact    // its place on the spine and in the strict table
+	Break      *SeamNote // the strict-table break at this row, if any
+	Prev       *Link
+	Next       *Link
+	Up         Link
+	Live       []Link
+}
+
+// SeamNote is a strict-table break: whether a pinned seam documents it,
+// and why.
+type SeamNote struct {
+	Documented bool
+	Text       string
+}
+
+// SeamDiagram draws the rows around a documented seam: one box per row,
+// an arrow from each row to the row its prev_hash names. Coordinates are in
+// the SVG's user units.
+type SeamDiagram struct {
+	ID     string // unique on the page, for aria references
+	Title  string
+	Desc   string // the diagram in words, for assistive technology
+	Width  int
+	Height int
+	Boxes  []DiagramBox
+	Arrows []DiagramArrow
+}
+
+// DiagramBox is one row of a SeamDiagram.
+type DiagramBox struct {
+	X, Y, W, H int
+	Label      string // "152"
+	Note       string // "off spine", "seam"
+	Href       string // the block's page
+	Class      string // "spine", "off" or "seam"
+}
+
+// DiagramArrow is a prev_hash link of a SeamDiagram, drawn as the SVG path D.
+type DiagramArrow struct {
+	D     string
+	Class string // "link" or "jump" (over a row)
 }

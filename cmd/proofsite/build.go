@@ -53,11 +53,11 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		}
 		fmt.Fprintln(env.stdout, msg)
 	}
-	opts, err := renderOptions(env, ch, cfg.Data)
+	opts, err := renderOptions(ctx, env, ch, cfg.Data)
 	if err != nil {
 		return err
 	}
-	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: *vis, Logger: env.logger})
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: *vis, Trees: ledgerTiles(cfg.Data), Logger: env.logger})
 	if err != nil {
 		return err
 	}

@@ -84,12 +84,30 @@ func runLedgerInit(ctx context.Context, env *environment, args []string) error {
 		return fmt.Errorf("%s: %w", history.Name(), err)
 	}
 	if rep.Existed {
-		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s); nothing to do\n", rep.StoreDir, rep.Genesis)
-		return nil
+		fmt.Fprintf(env.stdout, "ledger already initialised in %s (genesis %s)\n", rep.StoreDir, rep.Genesis)
+	} else {
+		fmt.Fprintf(env.stdout, "initialised the ledger in %s: %d rows from %s\n", rep.StoreDir, rep.Rows, history.Name())
+		fmt.Fprintf(env.stdout, "genesis  %s\nhead     %d %s\nverdict  %s\nkeys     %s (public); private keys in %s (writer) and %s (witnesses)\n",
+			rep.Genesis, rep.Verdict.Head.Index, rep.Verdict.Head.Hash, rep.Verdict.Verdict, rep.PublicKeys, rep.KeysDir, rep.WitnessDir)
 	}
-	fmt.Fprintf(env.stdout, "initialised the ledger in %s: %d rows from %s\n", rep.StoreDir, rep.Rows, history.Name())
-	fmt.Fprintf(env.stdout, "genesis  %s\nhead     %d %s\nverdict  %s\nkeys     %s (public); private keys in %s (writer) and %s (witnesses)\n",
-		rep.Genesis, rep.Verdict.Head.Index, rep.Verdict.Head.Hash, rep.Verdict.Verdict, rep.PublicKeys, rep.KeysDir, rep.WitnessDir)
+	return publishTiles(ctx, env, opts)
+}
+
+// publishTiles verifies the chain and brings its tiles (the C2SP
+// tlog-tiles log the build publishes under /ledger/) up to date.
+func publishTiles(ctx context.Context, env *environment, opts chain.Options) error {
+	c, err := chain.Open(opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.Walk(ctx); err != nil {
+		return err
+	}
+	if err := c.PublishTiles(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "tiles    %s (C2SP tlog-tiles of %d rows; the build publishes them under /ledger/)\n", filepath.Join(opts.DataDir, chain.TilesDir), c.Store().Count())
 	return nil
 }
 

@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"ledger":  {"operate the signed ledger: init, append, verify, export", runLedger},
 		"serve":   {"serve the built site", runServe},
 		"watch":   {"build, serve, and rebuild on every content edit", runWatch},
+		"witness": {"run a C2SP tlog-witness: cosign a log's checkpoints only while each extends the last", runWitness},
 		"version": {"print the version", runVersion},
 	}
 }

@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/witness"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/live/memory/dual"
 	"github.com/proofsite/proofsite/live/towns"
@@ -19,6 +22,15 @@ import (
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[--addr HOST:PORT] [--api-addr HOST:PORT] [--data DIR] [--witness-keys DIR] [--public DIR] [--content DIR]")
 	cf := registerConfig(fs, "serve")
+	var logWitnesses []witness.Client
+	fs.Func("log-witness", "submit every checkpoint to the C2SP tlog-witness `URL=KEY` (its submission prefix and cosignature/v1 verifier key, as \"proofsite witness\" prints it) and publish its cosignature (repeatable)", func(s string) error {
+		url, key, ok := strings.Cut(s, "=")
+		if !ok || !strings.HasPrefix(url, "http") || key == "" {
+			return errors.New("want URL=KEY")
+		}
+		logWitnesses = append(logWitnesses, witness.Client{URL: url, VerifierKey: key})
+		return nil
+	})
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -43,6 +55,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts.LogWitnesses = logWitnesses
 	c, err := chain.Bootstrap(ctx, opts, cfg.historyFile())
 	if err != nil {
 		return err
@@ -80,7 +93,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer stopBackground()
 
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
+		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
 		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens}, Towns: tw,
 		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})

@@ -29,7 +29,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := newWatchBuilder(env, cfg, *vis)
+	b, err := newWatchBuilder(ctx, env, cfg, *vis)
 	if err != nil {
 		return contentError(env, cfg.Content, cfg.Out, err)
 	}
@@ -80,7 +80,7 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 				// site.yaml reaches what the build publishes beside the
 				// content too (the OpenAPI description, the gate demo):
 				// derive them again, and rebuild everything with them.
-				next, err := newWatchBuilder(env, cfg, *vis)
+				next, err := newWatchBuilder(ctx, env, cfg, *vis)
 				if err != nil {
 					hub.Publish(reload.Problem(reportBuildError(env, cfg.Content, cfg.Out, err)))
 					continue
@@ -112,18 +112,18 @@ func runWatch(ctx context.Context, env *environment, args []string) error {
 // newWatchBuilder returns an incremental builder with the render options of
 // the content's current site.yaml; watch makes a new one when site.yaml
 // changes.
-func newWatchBuilder(env *environment, cfg *config, vis content.Visibility) (*site.Builder, error) {
+func newWatchBuilder(ctx context.Context, env *environment, cfg *config, vis content.Visibility) (*site.Builder, error) {
 	cfg.charter = nil // read site.yaml as it is now
 	ch, err := cfg.loadCharter()
 	if err != nil {
 		return nil, err
 	}
-	opts, err := renderOptions(env, ch, cfg.Data)
+	opts, err := renderOptions(ctx, env, ch, cfg.Data)
 	if err != nil {
 		return nil, err
 	}
 	opts.ReloadURL = live.ReloadPrefix
-	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: vis, Incremental: true, Logger: env.logger})
+	return site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: vis, Trees: ledgerTiles(cfg.Data), Incremental: true, Logger: env.logger})
 }
 
 // reportBuildError prints a failed build to the terminal and returns the

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 
 	"github.com/proofsite/proofsite/cmd"
 	"github.com/proofsite/proofsite/ledger"
@@ -16,6 +18,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/live/memory"
+	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
@@ -91,10 +94,11 @@ func liveSite(s *content.Site) *live.Site {
 // renderOptions are what the build publishes beside the content: the
 // OpenAPI description and endpoint map of the live edge, the gate demo
 // transcript (run by the real checkpoint), the standalone verifier, and,
-// when dataDir holds a chain, its trust document as /keys.json. Without a
-// chain the build publishes no trust document (and says so on stdout):
-// ai.json then lists only the Bridge keys pinned in site.yaml.
-func renderOptions(env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
+// when dataDir holds a chain, its trust document as /keys.json and the
+// chain itself, verified, for the explorer. Without a chain the build
+// publishes no trust document and an explorer without rows (and says so on
+// stdout): ai.json then lists only the Bridge keys pinned in site.yaml.
+func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
 	site := live.Site{Charter: *ch}
 	proof, _, err := live.Documents(site)
 	if err != nil {
@@ -131,6 +135,9 @@ func renderOptions(env *environment, ch *charter.Charter, dataDir string) (rende
 		if err := trustNote(env, ch, trust); err != nil {
 			return render.Options{}, err
 		}
+		if opts.Ledger, err = readLedger(ctx, dataDir); err != nil {
+			return render.Options{}, err
+		}
 		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
 			Description:  "what a verifier pins: the public keys (writer, witnesses, Bridge), the genesis, the documented seams with their hashes, the witness quorum and the log's checkpoint key (verify-ledger --keys keys.json)",
 			Downloadable: true})
@@ -155,4 +162,40 @@ func trustNote(env *environment, ch *charter.Charter, trust ledger.TrustDocument
 	}
 	fmt.Fprintf(env.stdout, "proofsite: note: the published /%s does not say what site.yaml does (Bridge keys, seams, witness quorum or log); serve, \"ledger init\" or \"build --publish\" publish it again\n", chain.KeysFile)
 	return nil
+}
+
+// readLedger reads the chain in dataDir for the explorer: every row, read
+// only, and the full walk over them with the pins of the chain's trust
+// document.
+func readLedger(ctx context.Context, dataDir string) (*render.Ledger, error) {
+	c, err := chain.Open(chain.Options{DataDir: dataDir, ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("explorer: the build reads the chain in %s (if proofsite serve holds it, stop it or build from a copy of the folder): %w", dataDir, err)
+	}
+	defer c.Close()
+	pins, err := c.Trust().Options()
+	if err != nil {
+		return nil, fmt.Errorf("explorer: trust document: %w", err)
+	}
+	l := &render.Ledger{Pins: pins, Blocks: make([]ledger.Block, 0, c.Store().Count())}
+	for b, err := range c.Store().Blocks(ctx) {
+		if err != nil {
+			return nil, fmt.Errorf("explorer: reading the chain: %w", err)
+		}
+		l.Blocks = append(l.Blocks, b)
+	}
+	if l.Result, err = ledger.Verify(ledger.Values(l.Blocks), pins); err != nil {
+		return nil, fmt.Errorf("explorer: verifying the chain: %w", err)
+	}
+	return l, nil
+}
+
+// ledgerTiles is the chain's C2SP tlog-tiles log (DATA/tiles), which full
+// builds publish under /ledger/ beside the site, for static hosts: its
+// checkpoint and tiles, not the writer's own files.
+func ledgerTiles(dataDir string) []site.Tree {
+	return []site.Tree{{Dir: filepath.Join(dataDir, chain.TilesDir), Prefix: strings.Trim(live.TilesPrefix, "/"), Skip: func(rel string) bool {
+		_, tile := live.TileName(live.TilesPrefix + rel)
+		return !tile
+	}}}
 }

@@ -76,6 +76,7 @@ func (r *report) writeFull(p printer) {
 	p("## Full build")
 	p("")
 	p("Generated pages added to the project's content; median of %d runs per tool, interleaved, after one warm-up each.", r.cfg.runs)
+	p("proofsite also reads, verifies and publishes its chain (the content's history, sealed by \"proofsite ledger init\") as the explorer, one page per block; Hugo's site has no such pages.")
 	p("")
 	p("| Pages | Tool | Wall (median) | Wall (min–max) | CPU user+sys (median) | Peak RSS (median) | Output files |")
 	p("|---:|---|---:|---:|---:|---:|---:|")

@@ -156,6 +156,9 @@ func benchmark(ctx context.Context, cfg config, stdout io.Writer, log *slog.Logg
 		if err != nil {
 			return nil, err
 		}
+		if err := ws.initChain(ctx, cfg.proofsite); err != nil {
+			return nil, err
+		}
 		workspaces[n] = ws
 		return ws, nil
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/proofsite/proofsite/cmd/sitebench/corpus"
@@ -22,7 +24,7 @@ type workspace struct {
 	dir       string // work/n5000
 	psContent string // the project's content plus pages/gen/
 	psOut     string
-	psData    string // never created: keeps a developer's ./data chain out of the builds
+	psData    string // the chain the explorer shows (initChain), never a developer's ./data
 	hugoSite  string // config, layouts, content/gen/
 	hugoOut   string
 	caches    string // parent of Hugo's fresh cache folders
@@ -63,6 +65,17 @@ func newWorkspace(work, contentDir string, seed uint64, n int) (*workspace, erro
 		}
 	}
 	return ws, nil
+}
+
+// initChain sets up the workspace's own chain from the content's history
+// ("proofsite ledger init"), so that proofsite builds the explorer's pages
+// (one per block) as a real site does.
+func (ws *workspace) initChain(ctx context.Context, proofsite string) error {
+	out, err := exec.CommandContext(ctx, proofsite, "ledger", "init", "--content", ws.psContent, "--data", ws.psData).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("workspace: proofsite ledger init: %w\n%s", err, out)
+	}
+	return nil
 }
 
 // clearOutput empties the way for a run into out by moving an earlier

@@ -4,6 +4,8 @@
 //
 //	go run verify-ledger.go [flags] EXPORT.jsonl      (- reads standard input; Go 1.25 or later)
 //	go run verify-ledger.go [flags] https://HOST      (URL mode: the host's public endpoints)
+//	go run verify-ledger.go --tiles --keys keys.json [--state FILE] https://HOST/ledger/|FOLDER
+//	                                                   (tiles mode: the log's static C2SP tiles)
 //
 // Flags:
 //
@@ -25,6 +27,11 @@
 //	                        any) and, after a pass, save the new one
 //	--max-age DURATION      URL mode: the oldest generated_at accepted as fresh (default 2m)
 //	--json                  print the verdict as JSON
+//	--tiles                 the argument is the log's C2SP tlog-tiles prefix (see Tiles mode)
+//	--cosigner KEY          tiles mode: pin a log witness's key, NAME+HASH+BASE64 (Ed25519
+//	                        cosignature/v1, c2sp.org/tlog-cosignature); repeatable
+//	--cosignatures K        tiles mode: valid cosignatures by pinned witnesses the checkpoint
+//	                        needs (default: one from each --cosigner)
 //
 // Seams are taken only from --keys and --seam, never from the export or the
 // host: their seam lists are information. When they list a seam you did not
@@ -72,6 +79,23 @@
 // disagrees, or if any response's generated_at is missing or further than
 // --max-age from this machine's clock: a live endpoint that repeats an old
 // timestamp is drift, not proof.
+//
+// In tiles mode it reads the log's static files (a CDN or a folder copy
+// serves them as well as the host): PREFIX/checkpoint must carry a valid
+// signature by the pinned checkpoint key, for the pinned origin. The first
+// time, it reads every entry bundle; the rows must hash to the signed root
+// (and the hash tiles too), then they are verified as an export's rows.
+// With --state it remembers the checkpoint and the verdict; the next run
+// requires the tiles to hash to the remembered root at the remembered size
+// (O(log n) tiles: the log was extended, not rewritten), reads only the
+// bundles of the new rows, requires them, appended to the remembered tree,
+// to hash to the new signed root, and checks each new row and its link to
+// the remembered head. A new row that does not simply extend the spine
+// (a break, a seam, a timestamp going back), or pins that changed since,
+// make it verify every row again. Tiles mode needs --keys. With --cosigner,
+// the checkpoint must also carry --cosignatures valid cosignatures by those
+// witnesses (c2sp.org/tlog-witness): independent parties that vouch the log
+// showed them no other history, else FAIL_CHECKPOINT_INVALID.
 //
 // What it cannot see without a remembered checkpoint: a chain consistent
 // with itself that was truncated, or rewritten and re-signed with stolen
@@ -194,6 +218,9 @@ type pins struct {
 	origin     string      // the log's origin, when pinned
 	cpKey      *noteKey    // the checkpoint key, when pinned
 	remembered *checkpoint // --checkpoint / --state
+	state      *tileState  // --state, as tiles mode writes it
+	cosigners  []*noteKey  // --cosigner: log witnesses' cosignature keys
+	needCosigs int         // --cosignatures
 	presented  string      // the signed checkpoint the export or host presents
 	infoSeams  []seam      // seams the export or host lists (information)
 	source     string      // "the export header" or "the host"
@@ -213,11 +240,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	state := fs.String("state", "", "file that remembers the last checkpoint: required if present, updated after a pass")
 	maxAge := fs.Duration("max-age", 2*time.Minute, "URL mode: the oldest generated_at accepted as fresh")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	var cosigners []string
+	fs.Func("cosigner", "tiles mode: pin a log witness's cosignature key `NAME+HASH+KEY` (repeatable)", func(s string) error { cosigners = append(cosigners, s); return nil })
+	cosignatures := fs.Int("cosignatures", -1, "tiles mode: valid cosignatures the checkpoint needs from the pinned --cosigner keys (default: all of them)")
+	tiles := fs.Bool("tiles", false, "the argument is a C2SP tlog-tiles log: a URL prefix (https://HOST/ledger/) or a folder; needs --keys with the log's checkpoint key")
 	usage := func(msg string) int {
 		if msg != "" {
 			fmt.Fprintln(stderr, "verify-ledger: "+msg)
 		}
-		fmt.Fprintln(stderr, "usage: verify-ledger [--keys FILE] [--seam BLOCK:HASH:PREV]... [--quorum N] [--genesis HASH] [--checkpoint FILE|NOTE] [--state FILE] [--max-age DURATION] [--json] EXPORT.jsonl|-|https://HOST")
+		fmt.Fprintln(stderr, "usage: verify-ledger [--keys FILE] [--seam BLOCK:HASH:PREV]... [--quorum N] [--genesis HASH] [--checkpoint FILE|NOTE] [--state FILE] [--max-age DURATION] [--json] EXPORT.jsonl|-|https://HOST\n       verify-ledger --tiles --keys FILE [--state FILE] [...] https://HOST/ledger/|FOLDER")
 		return 64
 	}
 	if err := fs.Parse(args); err != nil {
@@ -230,9 +261,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage(err.Error())
 	}
+	if (len(cosigners) > 0 || *cosignatures >= 0) && !*tiles {
+		return usage("--cosigner and --cosignatures need --tiles: only the log's checkpoint carries cosignatures")
+	}
+	for _, c := range cosigners {
+		k, err := parseCosignerKey(c)
+		if err != nil {
+			return usage(fmt.Sprintf("--cosigner %q: %v", c, err))
+		}
+		p.cosigners = append(p.cosigners, k)
+	}
+	if p.needCosigs = *cosignatures; p.needCosigs < 0 {
+		p.needCosigs = len(p.cosigners)
+	}
+	if p.needCosigs > len(p.cosigners) {
+		return usage(fmt.Sprintf("--cosignatures %d needs at least that many --cosigner keys", p.needCosigs))
+	}
+	if *tiles && (p.cpKey == nil || p.origin == "") {
+		return usage("--tiles needs --keys with the log's origin and checkpoint key (log.checkpoint_key): a log's checkpoint is only as good as the key it is checked with")
+	}
 
 	var v *verdict
-	if isURL(fs.Arg(0)) {
+	if *tiles {
+		v = verifyTiles(fs.Arg(0), p, p.state)
+	} else if isURL(fs.Arg(0)) {
 		v = verifyHost(fs.Arg(0), p, time.Now, *maxAge)
 	} else {
 		v = verifyExport(fs.Arg(0), stdin, p)
@@ -242,7 +294,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *state != "" { // remember this checkpoint: write a temporary file, then rename it
-		err := os.WriteFile(*state+".tmp", []byte(v.Checkpoint), 0o644)
+		data := []byte(v.Checkpoint)
+		if *tiles { // and, in tiles mode, what the next run builds on
+			data, _ = json.MarshalIndent(tileState{Checkpoint: v.Checkpoint, Verdict: v.Verdict, StrictTableBreakAtBlock: v.StrictTableBreakAtBlock,
+				HeadIndex: v.head.Index, HeadHash: v.head.Hash, HeadTime: v.head.Timestamp, Pins: p.fingerprint()}, "", "  ")
+		}
+		err := os.WriteFile(*state+".tmp", data, 0o644)
 		if err == nil {
 			err = os.Rename(*state+".tmp", *state)
 		}
@@ -306,6 +363,13 @@ func readPins(keysFile string, seamFlags []string, quorum int, genesis, checkpoi
 			return nil, fmt.Errorf("--state: %w", err)
 		}
 		text = string(data)
+		if strings.HasPrefix(text, "{") { // tiles mode's state: the checkpoint and the verdict it had
+			p.state = &tileState{}
+			if err := decodeStrict(data, p.state, "checkpoint", "verdict", "strict_table_break_at_block", "head_index", "head_hash", "head_timestamp", "pins"); err != nil {
+				return nil, fmt.Errorf("--state %s: %w", state, err)
+			}
+			text = p.state.Checkpoint
+		}
 	}
 	if text != "" {
 		c, err := parseRemembered(text)
@@ -1101,6 +1165,7 @@ type verdict struct {
 	PayloadsChecked         int      `json:"payloads_checked"`
 	Server                  *served  `json:"server,omitempty"` // URL mode: what the host reported
 	verdicts                []string
+	head                    block // the head row (index, hash, timestamp), for --state in tiles mode
 }
 
 func (v *verdict) pass() bool { return len(v.verdicts) == 0 }
@@ -1150,7 +1215,7 @@ func verify(rows []block, p *pins) *verdict {
 			head = i
 		}
 	}
-	v.Head = fmt.Sprintf("%d %s", rows[head].Index, rows[head].Hash)
+	v.Head, v.head = fmt.Sprintf("%d %s", rows[head].Index, rows[head].Hash), rows[head]
 	for i := head; ; {
 		b := rows[i]
 		if checks[i].problem != "" {
@@ -1490,4 +1555,417 @@ func compareWithHost(v *verdict, srv *served, now time.Time, maxAge time.Duratio
 func isHex(s string, n int) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil && len(s) == 2*n && s == strings.ToLower(s)
+}
+
+// Tiles mode (--tiles): the log as C2SP tlog-tiles, static files that any
+// host or CDN can serve: PREFIX/checkpoint (the signed note),
+// PREFIX/tile/<L>/<N>[.p/<W>] (256 hashes a tile: leaf hashes at level 0,
+// roots of the full tiles below at level L) and PREFIX/tile/entries/<N>[.p/<W>]
+// (bundles of 256 rows, each a big-endian uint16 length then the row's
+// canonical public JSON, the Merkle leaf). N is written in groups of three
+// digits, all but the last prefixed with "x": 1234067 is x001/x234/067.
+
+// tileLog reads one log from a URL prefix or a folder, every file once.
+type tileLog struct {
+	prefix  string
+	size    int64 // the size of the verified checkpoint: which tiles exist
+	cache   map[string][]byte
+	fetched int
+}
+
+// get reads one file of the log; a missing one is errNotFound.
+func (t *tileLog) get(name string) ([]byte, error) {
+	if data, ok := t.cache[name]; ok {
+		return data, nil
+	}
+	var data []byte
+	var err error
+	if isURL(t.prefix) {
+		data, err = fetchFile(strings.TrimSuffix(t.prefix, "/") + "/" + name)
+	} else {
+		data, err = os.ReadFile(strings.TrimSuffix(t.prefix, "/") + "/" + name)
+		if errors.Is(err, os.ErrNotExist) {
+			err = errNotFound
+		} else if err != nil {
+			err = &fetchError{unreachable: true, err: err}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.fetched++
+	t.cache[name] = data
+	return data, nil
+}
+
+var errNotFound = errors.New("not found")
+
+// fetchFile GETs one file of the log.
+func fetchFile(url string) ([]byte, error) {
+	client := &http.Client{Timeout: 30 * time.Second}
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, &fetchError{err: err}
+	}
+	req.Header.Set("User-Agent", "verify-ledger")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, &fetchError{unreachable: true, err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	switch {
+	case err != nil:
+		return nil, &fetchError{unreachable: true, err: fmt.Errorf("%s: %w", url, err)}
+	case resp.StatusCode == http.StatusNotFound:
+		return nil, fmt.Errorf("%s: %w", url, errNotFound)
+	case resp.StatusCode != http.StatusOK:
+		return nil, &fetchError{err: fmt.Errorf("%s: HTTP %s", url, resp.Status)}
+	}
+	return body, nil
+}
+
+// tilePath is the path of tile n at level (-1 for the entry bundles),
+// partial of width w when w > 0.
+func tilePath(level int, n int64, w int64) string {
+	s := fmt.Sprintf("%03d", n%1000)
+	for n /= 1000; n > 0; n /= 1000 {
+		s = fmt.Sprintf("x%03d/%s", n%1000, s)
+	}
+	if w > 0 {
+		s += fmt.Sprintf(".p/%d", w)
+	}
+	if level < 0 {
+		return "tile/entries/" + s
+	}
+	return fmt.Sprintf("tile/%d/%s", level, s)
+}
+
+// widthOf is the number of hashes (or entries) tile n of a level holds in
+// the tree of t.size leaves.
+func (t *tileLog) widthOf(level int, n int64) int64 {
+	if level < 0 {
+		level = 0
+	}
+	return min(t.size>>(8*level)-n*256, 256)
+}
+
+// tile returns the hashes of tile n at level. A partial tile that is gone
+// may be read from its full tile, which then exists (tlog-tiles).
+func (t *tileLog) tile(level int, n int64) ([][32]byte, error) {
+	w := t.widthOf(level, n)
+	if w <= 0 {
+		return nil, fmt.Errorf("tile %d/%d is beyond the checkpoint", level, n)
+	}
+	data, err := t.get(tilePath(level, n, w%256))
+	if errors.Is(err, errNotFound) && w < 256 {
+		data, err = t.get(tilePath(level, n, 0))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) < 32*w || (len(data) != 32*int(w) && len(data) != 32*256) {
+		return nil, &fetchError{err: fmt.Errorf("%s: %d bytes, want %d hashes", tilePath(level, n, w%256), len(data), w)}
+	}
+	out := make([][32]byte, w)
+	for i := range out {
+		copy(out[i][:], data[32*i:])
+	}
+	return out, nil
+}
+
+// node returns the hash of the complete node at tree level and index, from
+// the tile that holds its subtree (folding up to 7 levels inside it).
+func (t *tileLog) node(level int, index int64) ([32]byte, error) {
+	L, k := level/8, level%8
+	first := index << k // the node's first hash at level 8L
+	hashes, err := t.tile(L, first/256)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	lo, hi := first%256, first%256+1<<k
+	if hi > int64(len(hashes)) {
+		return [32]byte{}, fmt.Errorf("node %d/%d is not in the tree of %d leaves", level, index, t.size)
+	}
+	return merkleRoot(hashes[lo:hi]), nil
+}
+
+// bundle returns the entries of bundle n.
+func (t *tileLog) bundle(n int64) ([][]byte, error) {
+	w := t.widthOf(-1, n)
+	data, err := t.get(tilePath(-1, n, w%256))
+	if errors.Is(err, errNotFound) && w < 256 {
+		data, err = t.get(tilePath(-1, n, 0))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for len(data) >= 2 && int64(len(out)) < w {
+		size := int(binary.BigEndian.Uint16(data))
+		if len(data) < 2+size {
+			break
+		}
+		out = append(out, data[2:2+size])
+		data = data[2+size:]
+	}
+	if int64(len(out)) != w {
+		return nil, &fetchError{err: fmt.Errorf("%s: not a bundle of %d entries", tilePath(-1, n, w%256), w)}
+	}
+	return out, nil
+}
+
+// border returns the roots of the perfect subtrees that make up the tree
+// of size leaves (at most one per level, largest first): what its root is
+// computed from, and what new leaves are appended to.
+func (t *tileLog) border(size int64) ([]subtree, error) {
+	var out []subtree
+	var lo int64
+	for level := 62; level >= 0; level-- {
+		if size&(1<<level) == 0 {
+			continue
+		}
+		h, err := t.node(level, lo>>level)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, subtree{level, h})
+		lo += 1 << level
+	}
+	return out, nil
+}
+
+type subtree struct {
+	level int
+	hash  [32]byte
+}
+
+// appendLeaf adds a leaf hash to a border, merging equal subtrees.
+func appendLeaf(b []subtree, leaf [32]byte) []subtree {
+	b = append(b, subtree{0, leaf})
+	for len(b) > 1 && b[len(b)-1].level == b[len(b)-2].level {
+		l, r := b[len(b)-2], b[len(b)-1]
+		b = append(b[:len(b)-2], subtree{l.level + 1, nodeHash(l.hash, r.hash)})
+	}
+	return b
+}
+
+// rootOf folds a border into the tree's root, right to left.
+func rootOf(b []subtree) [32]byte {
+	if len(b) == 0 {
+		return sha256.Sum256(nil)
+	}
+	h := b[len(b)-1].hash
+	for i := len(b) - 2; i >= 0; i-- {
+		h = nodeHash(b[i].hash, h)
+	}
+	return h
+}
+
+// tileState is what --state keeps in tiles mode: the checkpoint and the
+// verdict it was given, so the next run checks only the new rows.
+type tileState struct {
+	Checkpoint              string `json:"checkpoint"`
+	Verdict                 string `json:"verdict"`
+	StrictTableBreakAtBlock *int64 `json:"strict_table_break_at_block"`
+	HeadIndex               int64  `json:"head_index"`
+	HeadHash                string `json:"head_hash"`
+	HeadTime                string `json:"head_timestamp"`
+	Pins                    string `json:"pins"` // fingerprint of the pins the verdict was given under
+}
+
+// fingerprint names the pins a verdict depends on.
+func (p *pins) fingerprint() string {
+	ids := make([]string, 0, len(p.keys))
+	for id, k := range p.keys {
+		ids = append(ids, id+":"+k.role+":"+hex.EncodeToString(k.pub))
+	}
+	slices.Sort(ids)
+	data, _ := json.Marshal([]any{ids, p.genesis, p.seams, p.quorum, p.origin})
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// verifyTiles verifies the log at prefix from its tiles. The checkpoint
+// must carry the pinned checkpoint key's signature. With a remembered
+// checkpoint, the tiles must hash to its root at its size (the log was
+// extended, not rewritten); with the state of an earlier pass (prev), only
+// the new rows are fetched and checked, and they must hash, appended to
+// the remembered tree, to the new root. Otherwise every bundle is fetched
+// and the rows verified as an export's.
+func verifyTiles(prefix string, p *pins, prev *tileState) *verdict {
+	t := &tileLog{prefix: prefix, cache: map[string][]byte{}}
+	fetchFailed := func(err error) *verdict {
+		var fe *fetchError
+		if errors.As(err, &fe) && fe.unreachable {
+			return failed("FAIL_UNREACHABLE_HOST", err.Error())
+		}
+		return failed("FAIL_UNREADABLE_HOST_RESPONSE", err.Error())
+	}
+	note, err := t.get("checkpoint")
+	if err != nil {
+		return fetchFailed(err)
+	}
+	text, err := openNote(string(note), p.cpKey)
+	var cp checkpoint
+	if err == nil {
+		cp, err = parseBody(text)
+	}
+	switch {
+	case err != nil:
+		return failed("FAIL_CHECKPOINT_INVALID", "the log's checkpoint: "+err.Error())
+	case cp.origin != p.origin:
+		return failed("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("the log's checkpoint is of log %q, the pinned log is %q", cp.origin, p.origin))
+	case cp.size == 0:
+		return failed("FAIL_EMPTY_CHAIN", "the log's checkpoint has no rows")
+	}
+	if n, why := cosigned(string(note), text, p.cosigners); n < p.needCosigs {
+		return failed("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("the log's checkpoint carries %d valid cosignature(s) by the pinned witnesses, %d required%s", n, p.needCosigs, why))
+	}
+	t.size = cp.size
+	var from []subtree // the remembered tree's border, when there is one
+	if c := p.remembered; c != nil {
+		switch {
+		case c.origin != "" && c.origin != p.origin:
+			return failed("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the remembered checkpoint is of log %q, the pinned log is %q", c.origin, p.origin))
+		case c.size > cp.size:
+			return failed("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the log has %d rows, the remembered checkpoint %d: truncated or rolled back", cp.size, c.size))
+		}
+		if from, err = t.border(c.size); err != nil {
+			return fetchFailed(err)
+		}
+		if rootOf(from) != c.root {
+			return failed("FAIL_CHECKPOINT_NOT_EXTENDED", fmt.Sprintf("the log's tiles do not hash to the remembered checkpoint's root at %d rows: the log was rewritten, or its tiles are corrupt", c.size))
+		}
+	}
+	if prev != nil && p.remembered != nil && prev.HeadIndex == p.remembered.size-1 && prev.Pins == p.fingerprint() {
+		if v := verifyNewRows(t, p, prev, from, cp, string(note)); v != nil {
+			return v
+		}
+	}
+	// Every row, from the bundles.
+	border, err := t.border(cp.size)
+	if err != nil {
+		return fetchFailed(err)
+	}
+	if rootOf(border) != cp.root {
+		return failed("FAIL_CHECKPOINT_INVALID", "the log's hash tiles do not hash to its signed checkpoint's root: the tiles are corrupt")
+	}
+	var rows []block
+	var leaves [][32]byte
+	for n := int64(0); n*256 < cp.size; n++ {
+		entries, err := t.bundle(n)
+		if err != nil {
+			return fetchFailed(err)
+		}
+		for i, e := range entries {
+			b, err := decodeBlock(e, rowMembers)
+			if err != nil {
+				return failed("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("entry %d of the log is not a row: %v", n*256+int64(i), err))
+			}
+			rows, leaves = append(rows, b), append(leaves, leafHash(e))
+		}
+	}
+	// The bundles must be the log's before their rows are judged.
+	if merkleRoot(leaves) != cp.root {
+		return failed("FAIL_CHECKPOINT_INVALID", "the log's entry bundles do not hash to its signed checkpoint's root: the bundles are corrupt")
+	}
+	p.presented, p.source = string(note), "the log"
+	v := verify(rows, p)
+	v.Notes = append(v.Notes, fmt.Sprintf("read from the log's tiles: %d files", t.fetched))
+	return v
+}
+
+// rowMembers are the members of a row's canonical public form.
+var rowMembers = []string{"index", "timestamp", "kind", "payload_hash", "prev_hash", "writer", "hash", "signature", "witnesses"}
+
+// verifyNewRows checks rows [remembered size, cp.size) against the state
+// of an earlier pass: each row valid and linked to the one before it, the
+// first to the remembered head, and the rows, appended to the remembered
+// tree, hashing to the new root. It returns nil when the new rows need the
+// full verification (a break, a seam, a timestamp going back).
+func verifyNewRows(t *tileLog, p *pins, prev *tileState, from []subtree, cp checkpoint, note string) *verdict {
+	v := &verdict{Failures: []string{}, Warnings: []string{}, Notes: []string{}, WitnessQuorum: p.quorum}
+	last := block{Index: prev.HeadIndex, Hash: prev.HeadHash, Timestamp: prev.HeadTime}
+	lastTime, _ := time.Parse(time.RFC3339Nano, prev.HeadTime)
+	border := slices.Clone(from)
+	var rows []block
+	for n := p.remembered.size / 256; n*256 < cp.size; n++ {
+		entries, err := t.bundle(n)
+		if err != nil {
+			return failed("FAIL_UNREADABLE_HOST_RESPONSE", err.Error())
+		}
+		for i, e := range entries {
+			if n*256+int64(i) < p.remembered.size {
+				continue
+			}
+			b, err := decodeBlock(e, rowMembers)
+			if err != nil {
+				return failed("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("entry %d of the log is not a row: %v", n*256+int64(i), err))
+			}
+			border, rows = appendLeaf(border, leafHash(e)), append(rows, b)
+		}
+	}
+	// The new bundles must be the log's before their rows are judged.
+	if rootOf(border) != cp.root {
+		return failed("FAIL_CHECKPOINT_INVALID", "the log's new entries do not hash to its signed checkpoint's root: the bundles are corrupt, or the log rewritten")
+	}
+	for _, b := range rows {
+		c := checkRow(b, p.keys, p.quorum)
+		if c.problem != "" || b.Index != last.Index+1 || b.PrevHash != last.Hash || c.time.Before(lastTime) {
+			return nil
+		}
+		last, lastTime = b, c.time
+	}
+	v.Rows = len(rows)
+	v.CanonicalSpineValid, v.StrictTableValid = true, prev.StrictTableBreakAtBlock == nil
+	v.StrictTableBreakAtBlock = prev.StrictTableBreakAtBlock
+	v.Head, v.head, v.Checkpoint = fmt.Sprintf("%d %s", last.Index, last.Hash), last, note
+	v.Notes = append(v.Notes, fmt.Sprintf("incremental: %d new row(s) checked from the log's tiles (%d files read); the %d rows before were verified by an earlier run (--state), and the tiles prove them unchanged",
+		len(rows), t.fetched, p.remembered.size))
+	return v.finish()
+}
+
+// parseCosignerKey reads a log witness's key: "<name>+<key id>+<base64(0x04
+// || ed25519 key)>" (c2sp.org/tlog-cosignature, Ed25519 cosignature/v1).
+func parseCosignerKey(s string) (*noteKey, error) {
+	name, rest, _ := strings.Cut(s, "+")
+	hash16, key64, _ := strings.Cut(rest, "+")
+	raw, err := base64.StdEncoding.DecodeString(key64)
+	hash, herr := strconv.ParseUint(hash16, 16, 32)
+	if name == "" || len(hash16) != 8 || herr != nil || err != nil || len(raw) != 33 || raw[0] != 4 {
+		return nil, errors.New("not an Ed25519 cosignature/v1 key (type 0x04)")
+	}
+	sum := sha256.Sum256(append([]byte(name+"\n"), raw...))
+	if binary.BigEndian.Uint32(sum[:4]) != uint32(hash) {
+		return nil, errors.New("its key id does not match its key")
+	}
+	return &noteKey{name: name, hash: uint32(hash), pub: raw[1:]}, nil
+}
+
+// cosigned counts the pinned witnesses with a valid cosignature on the
+// checkpoint text among the note's signature lines: the line's key name
+// and id match, and the Ed25519 signature after the 8-byte timestamp
+// verifies over "cosignature/v1\ntime <timestamp>\n" + text. It says why
+// when a pinned witness's line does not verify.
+func cosigned(signedNote, text string, pinned []*noteKey) (int, string) {
+	_, sigs, _ := strings.Cut(signedNote, "\n\n")
+	valid, why := 0, ""
+	for _, k := range pinned {
+		for line := range strings.SplitSeq(strings.TrimSuffix(sigs, "\n"), "\n") {
+			name, sig64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
+			sig, err := base64.StdEncoding.DecodeString(sig64)
+			if name != k.name || err != nil || len(sig) != 4+8+ed25519.SignatureSize || binary.BigEndian.Uint32(sig) != k.hash {
+				continue
+			}
+			ts := binary.BigEndian.Uint64(sig[4:])
+			msg := "cosignature/v1\ntime " + strconv.FormatUint(ts, 10) + "\n" + text
+			if ts < 1<<63 && ed25519.Verify(k.pub, []byte(msg), sig[12:]) {
+				valid++
+				break
+			}
+			why = fmt.Sprintf(" (the cosignature by %s does not verify)", k.name)
+		}
+	}
+	return valid, why
 }

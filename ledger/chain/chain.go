@@ -37,6 +37,8 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/ledger/tiles"
+	"github.com/proofsite/proofsite/ledger/witness"
 )
 
 // Where things live in the data folder.
@@ -96,6 +98,10 @@ type Options struct {
 	// and exported, and Append fails with ErrReadOnly. Only Export reads a
 	// private key then, the writer's, to sign the checkpoint it carries.
 	ReadOnly bool
+	// LogWitnesses are the C2SP tlog-witnesses every published checkpoint
+	// is submitted to (PublishTiles); the cosignatures they return are
+	// published with it.
+	LogWitnesses []witness.Client
 	// WalkEvery is how often WalkIfDue walks; 0 means DefaultWalkEvery.
 	WalkEvery time.Duration
 	// Logger receives the walks' progress and verdicts and what bootstrap
@@ -156,6 +162,10 @@ type Chain struct {
 
 	walkMu   sync.Mutex // one walk at a time
 	lastWalk time.Time
+
+	tilesMu   sync.Mutex        // one tile writer at a time; guards tiles and witnessed
+	tiles     *tiles.Log        // nil until PublishTiles opens it
+	witnessed map[string]uint64 // per log witness URL, the size it last cosigned, as far as known
 }
 
 // Open opens the chain in opts.DataDir with the pins of its trust
@@ -261,7 +271,16 @@ func (c *Chain) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error
 	if c.signers == nil {
 		return ledger.Block{}, ErrReadOnly
 	}
-	return c.store.AppendEntry(ctx, e, *c.signers)
+	b, err := c.store.AppendEntry(ctx, e, *c.signers)
+	if err != nil {
+		return b, err
+	}
+	// The block is durable; the tiles follow it (a failure here is the
+	// read path's, logged and retried on the next append or walk).
+	if err := c.PublishTiles(ctx); err != nil {
+		c.log.Error("publishing the tiles", "err", err)
+	}
+	return b, nil
 }
 
 // SignCheckpoint returns cp as a C2SP signed note, signed by the writer

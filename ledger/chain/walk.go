@@ -41,6 +41,11 @@ func (c *Chain) Walk(ctx context.Context) (ledger.Result, error) {
 	}
 	level("full walk", "verdict", res.Verdict.Verdict, "canonical_spine_valid", res.Verdict.CanonicalSpineValid,
 		"rows", res.Verdict.RowsChecked, "took", time.Since(start).Round(time.Millisecond))
+	if c.signers != nil {
+		if err := c.PublishTiles(ctx); err != nil {
+			c.log.Error("publishing the tiles", "err", err)
+		}
+	}
 	return res, nil
 }
 

@@ -94,6 +94,17 @@ func (p *Publisher) Stage() (*Stage, error) {
 
 // Write writes one file of the publication. It is safe for concurrent use.
 func (s *Stage) Write(name string, data []byte) error {
+	if err := s.reserve(name); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, filepath.FromSlash(name)), data, 0o644); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
+}
+
+// reserve claims name for one file of the stage and makes its folder.
+func (s *Stage) reserve(name string) error {
 	if err := checkPath(name); err != nil {
 		return err
 	}
@@ -114,7 +125,27 @@ func (s *Stage) Write(name string, data []byte) error {
 		s.dirs[dir] = true
 		s.mu.Unlock()
 	}
-	if err := os.WriteFile(filepath.Join(s.dir, filepath.FromSlash(name)), data, 0o644); err != nil {
+	return nil
+}
+
+// Link publishes the existing file src at name: a hard link when src is on
+// the same file system, else a copy. It is for large files the build does
+// not produce itself and that are never changed in place (their writer
+// replaces them by renaming), such as the ledger's tiles. It is safe for
+// concurrent use.
+func (s *Stage) Link(name, src string) error {
+	if err := s.reserve(name); err != nil {
+		return err
+	}
+	dst := filepath.Join(s.dir, filepath.FromSlash(name))
+	if os.Link(src, dst) == nil {
+		return nil
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	return nil

@@ -265,6 +265,7 @@ func (b *build) proofLinks() []templates.Link {
 		{Href: "/api/ledger/verify", Label: "Ledger verdict", Note: "read canonical_spine_valid; computed at request time"},
 		{Href: "/api/ledger/strict-table", Label: "Strict table", Note: "every row in index order, the documented seam included; metadata only"},
 		{Href: "/api/chain/status", Label: "Chain status", Note: "head, genesis and the published key ids"},
+		{Href: "/explorer/", Label: "Chain explorer", Note: "every row, block and signature, and the documented seam drawn, as the build verified them"},
 		{Href: "/constitution-status.json", Label: "Constitution status", Note: "version, text SHA-256 and every article count"},
 		{Href: "/stewardship-horizon.json", Label: "Stewardship horizon", Note: "readiness of the four closure layers"},
 	}
@@ -278,12 +279,14 @@ func (b *build) proofLinks() []templates.Link {
 
 func (b *build) homeJob() job {
 	const out = "index.html"
-	fp := newDigest().str("home").sums(b.layout, b.config, b.summaries).sum()
+	fp := newDigest().str("home").sums(b.layout, b.config, b.summaries, b.r.chain.digest).sum()
 	return job{key: "home", paths: []string{out, twinPath(out)}, fp: fp, run: func() ([][]byte, error) {
 		cfg := b.cfg
 		v := templates.HomeView{
 			Title: cfg.Title, Summary: cfg.Summary, Description: cfg.Description,
 			Authority: cfg.Organisation.HumanAuthority, ProofLinks: b.proofLinks(),
+			Verdict:  b.r.chain.verdictView(),
+			Explorer: templates.Link{Href: "/explorer/", Label: "The chain explorer", Note: "the live edge answers for the chain at /api/ledger/verify"},
 		}
 		v.Documents = append(v.Documents, templates.Link{Href: "/gate.html", Label: "The gate", Note: "authorization checkpoint and capability board"},
 			templates.Link{Href: "/constitution/", Label: cfg.Constitution.Title, Note: "version " + cfg.Constitution.Version})
@@ -299,6 +302,12 @@ func (b *build) homeJob() job {
 		}
 		var md mdWriter
 		md.h1(v.Title).para(v.Summary).para(v.Description)
+		md.h2("The ledger's verdict")
+		if vv := v.Verdict; vv != nil {
+			md.para(fmt.Sprintf("`%s`. %s Checkpoint: %s. [Explore the chain](%s); the live verdict, at request time: [/api/ledger/verify](/api/ledger/verify).", vv.Verdict, vv.Summary, vv.Checkpoint, vv.Href))
+		} else {
+			md.para(fmt.Sprintf("This build read no chain. [%s](%s): %s.", v.Explorer.Label, v.Explorer.Href, v.Explorer.Note))
+		}
 		md.h2("Check it yourself").links(v.ProofLinks)
 		md.h2("Human authority boundary").para(v.Authority)
 		md.h2("Documents").links(v.Documents)

@@ -102,6 +102,7 @@ func (b *build) plan() []job {
 		jobs = append(jobs, b.pagesIndexJob())
 	}
 	jobs = append(jobs, b.pagesFeedJob()...)
+	jobs = append(jobs, b.explorerJobs()...)
 	jobs = append(jobs, b.taxonomyJobs()...)
 
 	if rt := b.s.Runtime; rt != nil {

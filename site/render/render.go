@@ -80,6 +80,10 @@ type Options struct {
 	// stands for it); nil answers nothing.
 	Answers func(path string) bool
 	Keys    []Key
+	// Ledger is the chain the explorer shows (explorer/), as the build
+	// read and verified it; nil publishes the explorer without rows, and
+	// it says so.
+	Ledger *Ledger
 	// ReloadURL, when set, is the base URL of the watch server's reload
 	// endpoints; every page then loads the live-reload script. Plain builds
 	// leave it empty, so their output stays reproducible.
@@ -104,6 +108,7 @@ type Renderer struct {
 	md         goldmark.Markdown
 	stylesheet Output
 	optsDigest [32]byte
+	chain      *chainView         // the explorer's view of Options.Ledger
 	cache      map[string]*cached // by job key; only with Options.Cache
 	generation int                // of the current Render; entries not used by it are dropped
 	planned    plannedPages       // the pages of the last Render and their plans (Options.Cache)
@@ -135,12 +140,17 @@ func New(opts Options) (*Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
+	chain, err := newChainView(opts.Ledger)
+	if err != nil {
+		return nil, err
+	}
 	style := slices.Concat(templates.Stylesheet, css)
 	sum := sha256.Sum256(style)
 	r := &Renderer{
 		opts:       opts,
 		md:         newMarkdown(),
 		stylesheet: Output{Path: "assets/style." + hex.EncodeToString(sum[:4]) + ".css", Data: style},
+		chain:      chain,
 		cache:      map[string]*cached{},
 	}
 	d := newDigest()

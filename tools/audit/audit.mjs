@@ -37,11 +37,12 @@ const FLAGS = [
 ];
 
 // LIGHTHOUSE are the pages Lighthouse scores.
-const LIGHTHOUSE = ['/', '/gate.html', '/constitution/article-25.html'];
+const LIGHTHOUSE = ['/', '/gate.html', '/constitution/article-25.html', '/explorer/'];
 
 // PAGES are the pages axe-core, the layout checks and the screenshots cover.
 const PAGES = [...LIGHTHOUSE, '/constitution/', '/pages/changelog.html', '/pages/about.html', '/pages/the-block-153-seam.html',
-  '/docs/AUDITOR_VERIFY_SERVICE_YOURSELF.html', '/tags/'];
+  '/docs/AUDITOR_VERIFY_SERVICE_YOURSELF.html', '/tags/',
+  '/explorer/block/153.html', '/explorer/block/152.html'];
 
 // Lighthouse's mobile CPU slowdown (4x) is calibrated for a host whose
 // benchmark index is about 2000: it warns below 1000, "at least ~2x weaker
