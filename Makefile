@@ -102,11 +102,13 @@ bench-memory: postgres
 
 ## bench-group-commit: durable chain appends/s from 1, 8 and 64 concurrent
 ## clients, unbatched (one sync per append) and with group commit, in the
-## same run; then durable town wall signatures/s (chain block + the wall's
-## index): one client, and 64 clients unbatched and with group commit. Each
-## run ends with a full walk that checks every appended block.
+## same run; then through the chain (appends and their tiles), 1 and 64
+## clients; then durable town wall signatures/s (chain block + the wall's
+## index): one client, and 64 clients unbatched and with group commit. The
+## store's and the towns' runs end with a full walk of every appended block.
 bench-group-commit:
 	$(GO) test -run '^$$' -bench 'GroupCommit' -benchtime 3s ./ledger/store
+	$(GO) test -run '^$$' -bench 'Append' -benchtime 3s ./ledger/chain
 	$(GO) test -run '^$$' -bench 'Sign' -benchtime 3s ./live/towns
 
 ## bench-ledger: durable appends/s, incremental verify and Merkle append per
