@@ -67,8 +67,10 @@ staticcheck:
 postgres:
 	bash .ci/install-postgres
 
+## unit: every package's tests under the race detector; the timeout leaves
+## room for the chain's crash and vector tests on a busy 2-core machine
 unit:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 ## audit: Lighthouse (light and dark: 100 in every category), axe-core (no
 ## violation), layout checks and screenshots at 1280 and 390 px of a served

@@ -72,7 +72,7 @@ func TestGroupCommit(t *testing.T) {
 	if _, err := s.FullWalk(context.Background(), nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	const clients, each = 64, 10
+	const clients, each = 64, 5
 	signers := testSigners()
 	var mu sync.Mutex
 	acked := map[int64]ledger.Block{}

@@ -86,7 +86,7 @@ func TestCrashSafety(t *testing.T) {
 	t.Run("one client", func(t *testing.T) { crashRounds(t, 1, 20) })
 	// Group commit: acknowledged appends of one batch are all synced, and
 	// the chain, its stored Merkle tree and count agree after any kill.
-	t.Run("32 clients", func(t *testing.T) { crashRounds(t, 32, 6) })
+	t.Run("32 clients", func(t *testing.T) { crashRounds(t, 32, 4) })
 }
 
 // crashRounds kills a child appending from clients goroutines rounds
