@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-http bench-memory fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -92,7 +92,7 @@ audit: $(BIN)
 	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-group-commit bench-http bench-memory
+bench: bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval
 
 ## bench-memory: durable dual-write memory stores/s (chain block + Badger +
 ## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
@@ -133,6 +133,20 @@ bench-http: $(BIN)
 		$$SUDO apt-get install -y -qq wrk nginx || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq wrk nginx; }; fi
 	$(GO) build -o bin/httpbench ./cmd/httpbench
 	bin/httpbench --bin $(BIN) --work bench/out/http $(HTTPBENCH_FLAGS)
+
+## bench-eval: the evaluator's quality (precision, recall, F1 per category,
+## false-positive rate) on the project's held-out split and on
+## ../shared/eval/heldout, beside a substring heuristic, then its speed on
+## 2 KB texts (latency one at a time, texts/s on every core) and the Go
+## benchmarks. Pass flags with EVALBENCH_FLAGS="-split both";
+## "go run ./cmd/evalbench -h" lists them.
+bench-eval:
+	$(GO) run ./cmd/evalbench $(EVALBENCH_FLAGS)
+	$(GO) test -run '^$$' -bench 'Evaluate' -benchtime 3s ./live/eval
+
+## fuzz-eval: run the evaluator's fuzz target for FUZZTIME
+fuzz-eval:
+	$(GO) test -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime $(FUZZTIME) ./live/eval
 
 ## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s

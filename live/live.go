@@ -52,6 +52,10 @@ type Options struct {
 	// Towns serves the town routes (/api/v1/towns/*); without it they
 	// answer 503.
 	Towns *towns.Towns
+	// Eval, when set, serves the evaluation routes of the verification API
+	// (evaluate, govern, certify, compliance, telemetry); without it they
+	// are not routes, and discover says so.
+	Eval *Evaluation
 	// Publisher signs the chain's checkpoints and writes its export; without
 	// it signed_checkpoint is null and /api/ledger/export answers 503.
 	Publisher Publisher
@@ -123,6 +127,10 @@ type Server struct {
 	pulses    atomic.Int64
 	lastPulse atomic.Pointer[time.Time]
 	stop      context.CancelFunc
+
+	// describing: the definition describes the live edge as cmd wires it
+	// (Documents, Endpoints, Answers), every optional route included.
+	describing bool
 }
 
 // New returns a Server for opts.

@@ -143,6 +143,7 @@ var (
 		"ledger append": {"content", "data", "witness-keys", "log-level"},
 		"ledger verify": {"content", "data", "log-level"},
 		"ledger export": {"content", "data", "log-level"},
+		"cert anchor":   {"content", "data", "witness-keys", "log-level"},
 		"gate check":    {"content"},
 		"gate demo":     {"content"},
 	}

@@ -195,7 +195,7 @@ func TestServeEndToEnd(t *testing.T) {
 				}
 				resp, body = srv.do(t, e.Method, path, ex.body, append([]string{"Content-Type", "application/json"}, ex.header...)...)
 			default:
-				resp, body = srv.get(t, path)
+				resp, body = srv.get(t, exampleURL(path))
 			}
 			if ex := postExamples[e.Path]; e.Method == http.MethodPost && ex.status != 0 {
 				if resp.StatusCode != ex.status {
@@ -431,6 +431,9 @@ var postExamples = map[string]struct {
 	status        int // the status expected, when not success
 }{
 	"/api/v1/handshake": {body: `{"agent":"e2e"}`},
+	"/api/v1/evaluate":  {body: `{"text":"What is the capital of France?"}`},
+	"/api/v1/govern":    {body: `{"prompt":"What is the capital of France?","response":"Paris."}`},
+	"/api/v1/certify":   {body: `{"prompt":"What is the capital of France?","response":"Paris."}`},
 	"/api/memory/store": {body: `{"node_id":"case","content":"stored by the end-to-end test"}`, content: `"stored by the end-to-end test"`,
 		header: []string{"Authorization", "Bearer " + memoryToken}},
 	"/api/v1/towns/{id}/sign": {body: `{"signer":"e2e","message":"Signed by the end-to-end test."}`},

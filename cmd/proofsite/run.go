@@ -45,6 +45,7 @@ type environment struct {
 func commands() map[string]command {
 	return map[string]command{
 		"build":   {"render content/ into the static site (--publish records the public claims on the chain first)", runBuild},
+		"cert":    {"anchor a certificate in the chain through the gate (CERT_ANCHOR)", runCert},
 		"gate":    {"the authorization checkpoint: keygen, sign, check, demo", runGate},
 		"ledger":  {"operate the signed ledger: init, append, verify, export", runLedger},
 		"serve":   {"serve the built site", runServe},

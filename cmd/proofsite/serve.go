@@ -92,10 +92,16 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer wg.Wait()
 	defer stopBackground()
 
+	evaluation, records, err := openEvaluation(env, cfg, site, c)
+	if err != nil {
+		return err
+	}
+	defer records.Close()
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
+		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, Eval: evaluation,
 		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens}, Towns: tw,
-		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
+		TrustedProxies: cfg.TrustedProxies,
+		PostLimit:      cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {
 		return err
