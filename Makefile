@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval fuzz-ledger fuzz-gate fuzz-eval clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval bench-tiles fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -36,12 +36,13 @@ $(BIN): FORCE
 test: tools check-generated fmt-check vet staticcheck postgres unit
 
 ## tools: what the end-to-end tests run as an auditor would (the auditor
-## guide's commands): curl and sha256sum, installed from Debian when missing
+## guide's commands): curl and sha256sum, and node for the browser
+## verifier's test, installed from Debian when missing
 tools:
-	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
-		echo "curl or sha256sum not found; installing Debian's packages"; \
+	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null || ! command -v node >/dev/null; then \
+		echo "curl, sha256sum or node not found; installing Debian's packages"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq curl coreutils || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils; }; fi
+		$$SUDO apt-get install -y -qq curl coreutils nodejs || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils nodejs; }; fi
 
 ## generate: regenerate templ components
 generate:
@@ -92,7 +93,7 @@ audit: $(BIN)
 	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval
+bench: bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval bench-tiles
 
 ## bench-memory: durable dual-write memory stores/s (chain block + Badger +
 ## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
@@ -112,6 +113,13 @@ bench-group-commit:
 	$(GO) test -run '^$$' -bench 'GroupCommit' -benchtime 3s ./ledger/store
 	$(GO) test -run '^$$' -bench 'Append' -benchtime 3s ./ledger/chain
 	$(GO) test -run '^$$' -bench 'Sign' -benchtime 3s ./live/towns
+
+## bench-tiles: the tiled log at 1,000,000 rows: tiling from scratch and
+## per appended row (ledger/tiles), and the check of a remembered checkpoint
+## against the tiles at 1,000 to 1,000,000 rows (verify-ledger --tiles)
+bench-tiles:
+	$(GO) test -run '^$$' -bench 'TileFromScratch|TileAppend' -benchtime 1x -timeout 30m ./ledger/tiles
+	$(GO) test -run '^$$' -bench 'RememberedCheckpoint' -timeout 30m ./cmd/verify-ledger
 
 ## bench-ledger: durable appends/s, incremental verify and Merkle append per
 ## row, raw crypto rate, and full walks (payloads and Merkle root included) of

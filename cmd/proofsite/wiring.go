@@ -23,6 +23,9 @@ import (
 	"github.com/proofsite/proofsite/site/render"
 )
 
+// browserVerifierPath is where the build publishes the browser's verifier.
+const browserVerifierPath = "downloads/verify-tiles.js"
+
 // demoArtifactPath is where the build publishes the gate demo transcript.
 const demoArtifactPath = "products/gate/demo_output.txt"
 
@@ -141,6 +144,13 @@ func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, d
 		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
 			Description:  "what a verifier pins: the public keys (writer, witnesses, Bridge), the genesis, the documented seams with their hashes, the witness quorum and the log's checkpoint key (verify-ledger --keys keys.json)",
 			Downloadable: true})
+		// The browser's verifier, while the build publishes the log it reads.
+		if _, err := os.Stat(filepath.Join(dataDir, chain.TilesDir, "checkpoint")); err == nil {
+			opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: browserVerifierPath, Data: cmd.BrowserVerifierSource, Title: "The browser verifier",
+				Description:  "the script the home page runs: the ledger's verdict computed in your browser from the public tiles and the trust document (WebCrypto SHA-256 and Ed25519)",
+				Downloadable: true})
+			opts.BrowserVerifier = "/" + browserVerifierPath
+		}
 	}
 	for _, k := range keys {
 		opts.Keys = append(opts.Keys, render.Key{KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})
