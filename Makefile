@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit audit bench bench-site bench-ledger bench-ai bench-http bench-eval bench-tiles fuzz-ledger fuzz-gate fuzz-eval clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-ai bench-http bench-memory bench-eval bench-tiles fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -33,7 +33,7 @@ $(BIN): FORCE
 	$(GO) build -v -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
-test: tools check-generated fmt-check vet staticcheck unit
+test: tools check-generated fmt-check vet staticcheck postgres unit
 
 ## tools: install what the voice needs (Debian's espeak-ng and lame), what
 ## the end-to-end tests run as an auditor would (curl and sha256sum) and
@@ -68,8 +68,15 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck ./...
 
+## postgres: install Debian's PostgreSQL when missing; the live/memory/dual tests
+## start a throwaway server from its binaries (and fail without them)
+postgres:
+	bash .ci/install-postgres
+
+## unit: every package's tests under the race detector; the timeout leaves
+## room for the chain's crash and vector tests on a busy 2-core machine
 unit:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 ## audit: Lighthouse (light and dark: 100 in every category), axe-core (no
 ## violation), layout checks and screenshots at 1280 and 390 px of a served
@@ -91,7 +98,26 @@ audit: $(BIN)
 	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-ai bench-http bench-eval bench-tiles
+bench: bench-site bench-ledger bench-group-commit bench-ai bench-http bench-memory bench-eval bench-tiles
+
+## bench-memory: durable dual-write memory stores/s (chain block + Badger +
+## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
+## 32 concurrent callers; then POST /api/memory/store requests/s over HTTP
+## on loopback (token check, chain block, Badger, SQLite), 1 and 32 clients
+bench-memory: postgres
+	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory/dual
+	$(GO) test -run '^$$' -bench 'MemoryStore' -benchtime 5s ./live
+
+## bench-group-commit: durable chain appends/s from 1, 8 and 64 concurrent
+## clients, unbatched (one sync per append) and with group commit, in the
+## same run; then through the chain (appends and their tiles), 1 and 64
+## clients; then durable town wall signatures/s (chain block + the wall's
+## index): one client, and 64 clients unbatched and with group commit. The
+## store's and the towns' runs end with a full walk of every appended block.
+bench-group-commit:
+	$(GO) test -run '^$$' -bench 'GroupCommit' -benchtime 3s ./ledger/store
+	$(GO) test -run '^$$' -bench 'Append' -benchtime 3s ./ledger/chain
+	$(GO) test -run '^$$' -bench 'Sign' -benchtime 3s ./live/towns
 
 ## bench-tiles: the tiled log at 1,000,000 rows: tiling from scratch and
 ## per appended row (ledger/tiles), and the check of a remembered checkpoint

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,9 +15,11 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/live/ai"
 	"github.com/proofsite/proofsite/live/ai/voice"
+	"github.com/proofsite/proofsite/live/memory"
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
@@ -27,6 +30,61 @@ const browserVerifierPath = "downloads/verify-tiles.js"
 
 // demoArtifactPath is where the build publishes the gate demo transcript.
 const demoArtifactPath = "products/gate/demo_output.txt"
+
+// Where serve keeps the nodes' memories and the towns in the data folder.
+const (
+	memoryDir = "memory"
+	townsDir  = "towns"
+)
+
+// chainAccess is the instance's chain as the memory and the towns use it:
+// the store's reads (blocks, payloads), and the chain's Append, which
+// signs with the instance's keys (it hides the store's own Append of a
+// sealed block).
+type chainAccess struct {
+	*store.Store
+	chain *chain.Chain
+}
+
+func newChainAccess(c *chain.Chain) chainAccess { return chainAccess{Store: c.Store(), chain: c} }
+
+// Append records e on the chain and returns its block once it is durable.
+func (c chainAccess) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
+	return c.chain.Append(ctx, e)
+}
+
+// memoryNodes are the ids memories may be stored under: every AI node's.
+func memoryNodes(ch *charter.Charter) []string {
+	var ids []string
+	for _, n := range ch.Nodes {
+		if id := n.MemoryID(); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// memoryTokens are the hashes of the bearer tokens POST /api/memory/store
+// accepts: PROOFSITE_MEMORY_TOKEN's and those of the token file.
+func (c *config) memoryTokens() (memory.Tokens, error) {
+	var hashes [][sha256.Size]byte
+	if c.MemoryTokenHash != nil {
+		hashes = append(hashes, *c.MemoryTokenHash)
+	}
+	if c.MemoryTokenFile != "" {
+		f, err := os.Open(c.MemoryTokenFile)
+		if err != nil {
+			return memory.Tokens{}, fmt.Errorf("memory token file: %w", err)
+		}
+		defer f.Close()
+		more, err := memory.ParseTokenHashes(f)
+		if err != nil {
+			return memory.Tokens{}, fmt.Errorf("%s: %w", c.MemoryTokenFile, err)
+		}
+		hashes = append(hashes, more...)
+	}
+	return memory.NewTokens(hashes...), nil
+}
 
 // liveSite hands the loaded content to the live edge: live never reads
 // content itself.
