@@ -75,6 +75,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 			"(evaluate, govern, certify previews, certificate verification against the chain, compliance and telemetry). "+problems, site.APIURL)
 	d.v1 = d.newAPI(v1)
 	d.registerV1()
+	d.registerTowns()
 	d.registerEval()
 	d.registerVerify()
 	if !apiOnly {
@@ -86,6 +87,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 		d.registerProof()
 		d.registerDiscovery()
 		d.registerRecords()
+		d.registerMemory()
 		d.registerStatic()
 		d.registerMCP()
 	}

@@ -27,7 +27,7 @@ type tileChain struct {
 	url        string
 }
 
-func newTileChain(t *testing.T, origin string) *tileChain {
+func newTileChain(t testing.TB, origin string) *tileChain {
 	t.Helper()
 	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: origin,
 		Seams: []ledger.Seam{{Block: 153, Reason: "storage migration"}}}

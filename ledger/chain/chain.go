@@ -163,9 +163,10 @@ type Chain struct {
 	walkMu   sync.Mutex // one walk at a time
 	lastWalk time.Time
 
-	tilesMu   sync.Mutex        // one tile writer at a time; guards tiles and witnessed
-	tiles     *tiles.Log        // nil until PublishTiles opens it
-	witnessed map[string]uint64 // per log witness URL, the size it last cosigned, as far as known
+	tilesMu        sync.Mutex        // one tile writer at a time; guards tiles, tilesPublished and witnessed
+	tiles          *tiles.Log        // nil until PublishTiles opens it
+	tilesPublished int64             // the size of the last checkpoint the tiles published
+	witnessed      map[string]uint64 // per log witness URL, the size it last cosigned, as far as known
 }
 
 // Open opens the chain in opts.DataDir with the pins of its trust
@@ -277,7 +278,7 @@ func (c *Chain) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error
 	}
 	// The block is durable; the tiles follow it (a failure here is the
 	// read path's, logged and retried on the next append or walk).
-	if err := c.PublishTiles(ctx); err != nil {
+	if err := c.publishTilesFor(ctx, b.Index()); err != nil {
 		c.log.Error("publishing the tiles", "err", err)
 	}
 	return b, nil

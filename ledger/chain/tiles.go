@@ -29,6 +29,23 @@ func (c *Chain) PublishTiles(ctx context.Context) error {
 	}
 	c.tilesMu.Lock()
 	defer c.tilesMu.Unlock()
+	return c.publishTiles(ctx)
+}
+
+// publishTilesFor is PublishTiles after the append of block index, unless
+// a checkpoint published since covers it: concurrent appends, committed
+// together, share one publish as they share one sync.
+func (c *Chain) publishTilesFor(ctx context.Context, index int64) error {
+	c.tilesMu.Lock()
+	defer c.tilesMu.Unlock()
+	if c.tilesPublished > index {
+		return nil
+	}
+	return c.publishTiles(ctx)
+}
+
+// publishTiles is PublishTiles with tilesMu held.
+func (c *Chain) publishTiles(ctx context.Context) error {
 	dir := c.TilesDir()
 	if c.tiles == nil {
 		l, err := tiles.Open(dir)
@@ -64,7 +81,11 @@ func (c *Chain) PublishTiles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.tiles.Publish(c.cosign(ctx, note, cp))
+	if err := c.tiles.Publish(c.cosign(ctx, note, cp)); err != nil {
+		return err
+	}
+	c.tilesPublished = cp.Size
+	return nil
 }
 
 // witnessTimeout bounds one log witness's answer.
