@@ -101,14 +101,14 @@ func newChainView(l *Ledger) (*chainView, error) {
 	return v, nil
 }
 
-// verdictView is the verdict the build computed, for the home page and the
-// explorer; nil without a chain.
+// verdictView is the verdict the build computed, for the explorer; nil
+// without a chain.
 func (c *chainView) verdictView() *templates.VerdictView {
 	if c.l == nil {
 		return nil
 	}
 	v := c.l.Result.Verdict
-	out := &templates.VerdictView{Verdict: v.Verdict, Pass: v.Pass(), Href: "/explorer/"}
+	out := &templates.VerdictView{Verdict: v.Verdict, Pass: v.Pass()}
 	var s strings.Builder
 	fmt.Fprintf(&s, "Computed when this page was built, over %s with the pinned keys and seams: ", count(v.RowsChecked, "row"))
 	if v.CanonicalSpineValid {
