@@ -25,7 +25,7 @@ type Ledger struct {
 // The explorer's pages.
 const (
 	explorerIndexPath = "explorer/index.html"
-	explorerPageRows  = 500 // rows of the strict table per page
+	explorerPageRows  = 100 // rows of the strict table per page: a longer table blocks a phone's main thread (Lighthouse's total blocking time)
 )
 
 func explorerPagePath(page int) string {
@@ -451,7 +451,7 @@ func (c *chainView) seamDiagram(br ledger.Break) templates.SeamDiagram {
 	for i := from; i < to; i++ {
 		bl := c.l.Blocks[i]
 		box := templates.DiagramBox{X: x(i), Y: boxTop, W: boxW, H: boxH, Label: strconv.FormatInt(bl.Index(), 10),
-			Note: "on spine", Href: urlPath(blockPath(bl.Index())), Class: "spine"}
+			Note: "on spine", Class: "spine"}
 		switch {
 		case i == br.Position:
 			box.Note, box.Class = "the seam", "seam"
