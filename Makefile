@@ -7,7 +7,7 @@ BIN     := bin/proofsite
 ADDR    ?= 127.0.0.1:8080
 API_ADDR ?= 127.0.0.1:8081
 
-.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck unit audit bench bench-site bench-ledger bench-http fuzz-ledger fuzz-gate clean FORCE
+.PHONY: run watch dev build test tools generate check-generated fmt-check vet staticcheck postgres unit audit bench bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval bench-tiles fuzz-ledger fuzz-gate fuzz-eval clean FORCE
 
 ## run: set up the chain (first run only), build the site, serve it with the
 ## live edge on $(ADDR) and the API origin on $(API_ADDR)
@@ -33,15 +33,16 @@ $(BIN): FORCE
 	$(GO) build -v -o $(BIN) ./cmd/proofsite
 
 ## test: everything CI checks
-test: tools check-generated fmt-check vet staticcheck unit
+test: tools check-generated fmt-check vet staticcheck postgres unit
 
 ## tools: what the end-to-end tests run as an auditor would (the auditor
-## guide's commands): curl and sha256sum, installed from Debian when missing
+## guide's commands): curl and sha256sum, and node for the browser
+## verifier's test, installed from Debian when missing
 tools:
-	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null; then \
-		echo "curl or sha256sum not found; installing Debian's packages"; \
+	@if ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null || ! command -v node >/dev/null; then \
+		echo "curl, sha256sum or node not found; installing Debian's packages"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq curl coreutils || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils; }; fi
+		$$SUDO apt-get install -y -qq curl coreutils nodejs || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq curl coreutils nodejs; }; fi
 
 ## generate: regenerate templ components
 generate:
@@ -62,8 +63,15 @@ vet:
 staticcheck:
 	$(GO) tool staticcheck ./...
 
+## postgres: install Debian's PostgreSQL when missing; the live/memory/dual tests
+## start a throwaway server from its binaries (and fail without them)
+postgres:
+	bash .ci/install-postgres
+
+## unit: every package's tests under the race detector; the timeout leaves
+## room for the chain's crash and vector tests on a busy 2-core machine
 unit:
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 
 ## audit: Lighthouse (light and dark: 100 in every category), axe-core (no
 ## violation), layout checks and screenshots at 1280 and 390 px of a served
@@ -85,7 +93,33 @@ audit: $(BIN)
 	node tools/audit/audit.mjs --bin $(BIN) --public $(AUDIT_OUT)/public --data $(AUDIT_OUT)/data --content content --out $(AUDIT_OUT)
 
 ## bench: measured speed (see README, "Benchmarks")
-bench: bench-site bench-ledger bench-http
+bench: bench-site bench-ledger bench-group-commit bench-http bench-memory bench-eval bench-tiles
+
+## bench-memory: durable dual-write memory stores/s (chain block + Badger +
+## SQL), with SQLite and with PostgreSQL (a throwaway local server), 1 and
+## 32 concurrent callers; then POST /api/memory/store requests/s over HTTP
+## on loopback (token check, chain block, Badger, SQLite), 1 and 32 clients
+bench-memory: postgres
+	$(GO) test -run '^$$' -bench 'Put' -benchtime 5s ./live/memory/dual
+	$(GO) test -run '^$$' -bench 'MemoryStore' -benchtime 5s ./live
+
+## bench-group-commit: durable chain appends/s from 1, 8 and 64 concurrent
+## clients, unbatched (one sync per append) and with group commit, in the
+## same run; then through the chain (appends and their tiles), 1 and 64
+## clients; then durable town wall signatures/s (chain block + the wall's
+## index): one client, and 64 clients unbatched and with group commit. The
+## store's and the towns' runs end with a full walk of every appended block.
+bench-group-commit:
+	$(GO) test -run '^$$' -bench 'GroupCommit' -benchtime 3s ./ledger/store
+	$(GO) test -run '^$$' -bench 'Append' -benchtime 3s ./ledger/chain
+	$(GO) test -run '^$$' -bench 'Sign' -benchtime 3s ./live/towns
+
+## bench-tiles: the tiled log at 1,000,000 rows: tiling from scratch and
+## per appended row (ledger/tiles), and the check of a remembered checkpoint
+## against the tiles at 1,000 to 1,000,000 rows (verify-ledger --tiles)
+bench-tiles:
+	$(GO) test -run '^$$' -bench 'TileFromScratch|TileAppend' -benchtime 1x -timeout 30m ./ledger/tiles
+	$(GO) test -run '^$$' -bench 'RememberedCheckpoint' -timeout 30m ./cmd/verify-ledger
 
 ## bench-ledger: durable appends/s, incremental verify and Merkle append per
 ## row, raw crypto rate, and full walks (payloads and Merkle root included) of
@@ -107,6 +141,20 @@ bench-http: $(BIN)
 		$$SUDO apt-get install -y -qq wrk nginx || { $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq wrk nginx; }; fi
 	$(GO) build -o bin/httpbench ./cmd/httpbench
 	bin/httpbench --bin $(BIN) --work bench/out/http $(HTTPBENCH_FLAGS)
+
+## bench-eval: the evaluator's quality (precision, recall, F1 per category,
+## false-positive rate) on the project's held-out split and on
+## ../shared/eval/heldout, beside a substring heuristic, then its speed on
+## 2 KB texts (latency one at a time, texts/s on every core) and the Go
+## benchmarks. Pass flags with EVALBENCH_FLAGS="-split both";
+## "go run ./cmd/evalbench -h" lists them.
+bench-eval:
+	$(GO) run ./cmd/evalbench $(EVALBENCH_FLAGS)
+	$(GO) test -run '^$$' -bench 'Evaluate' -benchtime 3s ./live/eval
+
+## fuzz-eval: run the evaluator's fuzz target for FUZZTIME
+fuzz-eval:
+	$(GO) test -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime $(FUZZTIME) ./live/eval
 
 ## fuzz-ledger: run each ledger fuzz target for FUZZTIME (default 30s)
 FUZZTIME ?= 30s

@@ -9,3 +9,10 @@ import _ "embed"
 //
 //go:embed verify-ledger/main.go
 var VerifyLedgerSource []byte
+
+// BrowserVerifierSource is the browser's verifier, cmd/verify-tiles.js:
+// the home page runs it to compute the ledger's verdict in the visitor's
+// browser from the public tiles. The build publishes it with its SHA-256.
+//
+//go:embed verify-tiles.js
+var BrowserVerifierSource []byte

@@ -71,9 +71,13 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 	problems := "Errors are RFC 9457 problem documents (application/problem+json) whose type is " +
 		ProblemTypeBase + "<slug>: " + strings.Join(sortedSlugs(), ", ") + ". " + requestRules
 	v1 := apiConfig(site.Title+" — verification API", V1APIVersion,
-		"The verification API on the API origin: orientation for agents and the latest chain state. "+problems, site.APIURL)
+		"The verification API on the API origin: orientation for agents, the latest chain state, and the constitutional evaluation routes "+
+			"(evaluate, govern, certify previews, certificate verification against the chain, compliance and telemetry). "+problems, site.APIURL)
 	d.v1 = d.newAPI(v1)
 	d.registerV1()
+	d.registerTowns()
+	d.registerEval()
+	d.registerVerify()
 	if !apiOnly {
 		proof := apiConfig(site.Title+" — proof surface", ProofAPIVersion,
 			"The public proof surface and gate discovery. canonical_spine_valid is the authoritative integrity field; "+
@@ -83,6 +87,7 @@ func (s *Server) define(app *fiber.App, apiOnly bool) *definition {
 		d.registerProof()
 		d.registerDiscovery()
 		d.registerRecords()
+		d.registerMemory()
 		d.registerStatic()
 		d.registerMCP()
 	}
@@ -144,7 +149,7 @@ func get[T any](api huma.API, path, id, summary string, tags []string, h func(co
 // /api/v1/openapi.json, from the same definition that serves the routes.
 // The build publishes the first.
 func Documents(site Site) (proof, v1 []byte, err error) {
-	s := &Server{site: &site}
+	s := &Server{site: &site, describing: true}
 	d := s.define(newApp(nil), false)
 	if proof, err = json.MarshalIndent(d.proof.OpenAPI(), "", "  "); err != nil {
 		return nil, nil, fmt.Errorf("live: %w", err)

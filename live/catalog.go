@@ -96,7 +96,7 @@ func (d *definition) catalog() []Endpoint {
 // Endpoints returns the endpoint catalog of the live edge for site, for
 // llms.txt and other lists built outside a running server.
 func Endpoints(site Site) []Endpoint {
-	s := &Server{site: &site}
+	s := &Server{site: &site, describing: true}
 	return s.define(newApp(nil), false).catalog()
 }
 
@@ -105,6 +105,6 @@ func Endpoints(site Site) []Endpoint {
 // build publishes as live is derived from it, as the live edge derives its
 // own statements.
 func Answers(site Site) func(path string) bool {
-	s := &Server{site: &site}
+	s := &Server{site: &site, describing: true}
 	return s.define(newApp(nil), false).serves
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/live/reload"
+	"github.com/proofsite/proofsite/live/towns"
 )
 
 // Options configure a Server.
@@ -42,6 +43,19 @@ type Options struct {
 	// Appender, when set, lets routes append to the chain; without it the
 	// live edge only reads. Nothing appends yet.
 	Appender Appender
+	// Memory serves the memory routes (/api/memory/*); without it they
+	// answer 503.
+	Memory MemoryStore
+	// MemoryTokens authorize POST /api/memory/store; the zero value
+	// accepts no token.
+	MemoryTokens MemoryTokens
+	// Towns serves the town routes (/api/v1/towns/*); without it they
+	// answer 503.
+	Towns *towns.Towns
+	// Eval, when set, serves the evaluation routes of the verification API
+	// (evaluate, govern, certify, compliance, telemetry); without it they
+	// are not routes, and discover says so.
+	Eval *Evaluation
 	// Publisher signs the chain's checkpoints and writes its export; without
 	// it signed_checkpoint is null and /api/ledger/export answers 503.
 	Publisher Publisher
@@ -113,6 +127,10 @@ type Server struct {
 	pulses    atomic.Int64
 	lastPulse atomic.Pointer[time.Time]
 	stop      context.CancelFunc
+
+	// describing: the definition describes the live edge as cmd wires it
+	// (Documents, Endpoints, Answers), every optional route included.
+	describing bool
 }
 
 // New returns a Server for opts.

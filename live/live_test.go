@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/live/memory/dual"
 	"github.com/valyala/fasthttp"
 )
 
@@ -35,11 +37,12 @@ func testSite() *Site {
 			Organisation: charter.Organisation{Name: "Test Commons", HumanAuthority: "Nodes advise; the Bridge decides."},
 			Nodes: []charter.Node{
 				{ID: "s1", Designation: "S1_PLEX", Name: "Plex", Kind: "ai", Town: "plex"},
+				{ID: "s2", Designation: "S2_CASE", Name: "Case", Kind: "ai", Town: "case"},
 				{ID: "s5", Designation: "S5_LOCUS", Name: "Ember", Kind: "ai", PublicRoute: "/api/ember"},
 				{Designation: "S17_LUMEN", Name: "Lumen", Kind: "ai", PublicRoute: "/api/lumen"},
 				{ID: "bridge", Designation: "BRIDGE", Name: "The Bridge", Kind: "human"},
 			},
-			Towns: []charter.Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}},
+			Towns: []charter.Town{{ID: "plex", Node: "S1_PLEX", Name: "Town of Plex"}, {ID: "case", Node: "S2_CASE", Name: "Town of Case"}},
 			Capabilities: []charter.Capability{{Key: "maturity", Value: "gate_public_launch"}, {Key: "bridge_auth", Value: "live_and_proven"},
 				{Key: "enforcement_model", Value: "orchestrator_invoked_checkpoint_today"}},
 			PublishRule:  charter.PublishRule{Key: "publish_rule", Action: "PUBLIC_CLAIM_CHANGE", Requires: "BRIDGE_AUTH", Text: "Claims need the Bridge."},
@@ -51,23 +54,39 @@ func testSite() *Site {
 }
 
 // testLedger is a real chain (ledger/chain over Badger) as the live edge
-// sees it: the store's reads (Chain) and the chain's signed checkpoints
-// and export (Publisher).
+// sees it: the store's reads (Chain), durable appends (Appender) and the
+// chain's signed checkpoints and export (Publisher).
 type testLedger struct {
 	*store.Store
 	*chain.Chain
 }
 
+// Append seals e with the chain's keys and appends it, synced.
+func (l testLedger) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
+	return l.Chain.Append(ctx, e)
+}
+
+// Close closes the chain (and its store).
+func (l testLedger) Close() error { return l.Chain.Close() }
+
 // testChain seals the project's history with fresh keys into a real
 // chain, walked once.
-func testChain(t testing.TB) testLedger {
+func testChain(t testing.TB) testLedger { return newTestLedger(t, "") }
+
+// newTestLedger seals the project's history with fresh keys into a real
+// chain whose data folder is dir (a temporary directory when empty),
+// walked once.
+func newTestLedger(t testing.TB, dir string) testLedger {
 	t.Helper()
 	f, err := os.Open("../content/ledger/history.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}},
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "data")
+	}
+	opts := chain.Options{DataDir: dir, Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}},
 		LogOrigin: "proof.test.example/ledger"}
 	if _, err := chain.Init(context.Background(), opts, f); err != nil {
 		t.Fatal(err)
@@ -207,7 +226,8 @@ func TestOpenAPIDocumentsAreValid(t *testing.T) {
 // TestEveryRouteDocumented compares the routes the app serves with the
 // paths both descriptions document.
 func TestEveryRouteDocumented(t *testing.T) {
-	srv := newTestServer(t, Options{Chain: testChain(t)})
+	evaluation, _ := testEvaluation(t)
+	srv := newTestServer(t, Options{Chain: testChain(t), Eval: evaluation})
 	proof, v1, err := Documents(*srv.site)
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +249,7 @@ func TestEveryRouteDocumented(t *testing.T) {
 		if r.Method == http.MethodHead || strings.HasPrefix(r.Path, ReloadPrefix) || r.Path == "/" || r.Path == "/api" {
 			continue // HEAD twins of GET, watch-only routes, middleware
 		}
-		served[r.Method+" "+strings.NewReplacer(":id", "{id}").Replace(r.Path)] = true
+		served[r.Method+" "+regexp.MustCompile(`:(\w+)`).ReplaceAllString(r.Path, "{$1}")] = true
 	}
 	for route := range served {
 		if !documented[route] {
@@ -506,14 +526,31 @@ func TestLiveJSONIsFresh(t *testing.T) {
 	}
 }
 
+// examplePath fills a route's path parameters with ids the test site knows.
+func examplePath(path string) string {
+	if strings.HasPrefix(path, "/api/node/") {
+		return strings.ReplaceAll(path, "{id}", "s1")
+	}
+	return strings.NewReplacer("{id}", "plex", "{node_id}", "plex").Replace(path)
+}
+
 func TestRoutesAnswer(t *testing.T) {
-	srv := newTestServer(t, Options{Chain: testChain(t)})
+	l := newTestLedger(t, "")
+	mem := openTestMemory(t, l, t.TempDir(), dual.Options{})
+	evaluation, _ := testEvaluation(t)
+	srv := newTestServer(t, Options{Chain: l, Memory: mem, Towns: openTestTowns(t, l, mem, t.TempDir()), Eval: evaluation})
 	d := srv.define(newApp(nil), false)
 	for _, e := range d.catalog() {
 		if e.Kind != "live" || e.Method != http.MethodGet {
 			continue
 		}
-		path := strings.ReplaceAll(e.Path, "{id}", "s1")
+		path := examplePath(e.Path)
+		switch path { // required query parameters
+		case "/api/v1/compliance":
+			path += "?hours=24"
+		case "/api/v1/verify":
+			path += "?cert=" + strings.Repeat("0", 64)
+		}
 		t.Run(path, func(t *testing.T) {
 			resp, body := do(t, srv.app, httptest.NewRequest(http.MethodGet, path, nil))
 			want := 200

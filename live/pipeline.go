@@ -25,9 +25,10 @@ import (
 //   - a query parameter the operation declares may be given once, with the
 //     declared letter case (400);
 //   - a POST operation applies the rules it was registered with (Post): the
-//     client's rate on this operation (429 with Retry-After), then the body's
-//     media type (415), size (413) and strict JSON form (400, see
-//     strictjson), in that order.
+//     client's rate on this operation (429 with Retry-After), its
+//     credentials when the route has an Authorizer (401 with
+//     WWW-Authenticate), then the body's media type (415), size (413) and
+//     strict JSON form (400, see strictjson), in that order.
 //
 // huma then validates parameters and the body against their schemas (400,
 // see problems.go) and calls the handler. A POST operation registered any
@@ -50,7 +51,24 @@ type PostRoute struct {
 	// MaxBodyBytes bounds the body; 0 means DefaultBodyBytes. At most
 	// MaxBodyBytes.
 	MaxBodyBytes int
+	// Auth, when set, authorizes the request from its Authorization header
+	// once the rate allows it and before its body is checked: a refusal is
+	// 401 with WWW-Authenticate, and the handler never runs. Credentials
+	// are read from that header only, never from the query string.
+	Auth Authorizer
 }
+
+// Authorizer checks the credentials of a POST route (PostRoute.Auth).
+type Authorizer interface {
+	// Authorize checks an Authorization header value ("" when there is
+	// none). A refusal returns the WWW-Authenticate challenge to answer
+	// with and why, in words fit for the client.
+	Authorize(authorization string) (challenge, reason string, ok bool)
+}
+
+// bearerScheme names the security scheme of routes with an Authorizer in
+// the OpenAPI descriptions.
+const bearerScheme = "bearer"
 
 // postRule is a PostRoute as the pipeline applies it.
 type postRule struct {
@@ -95,6 +113,16 @@ func Post[In, Out any](api huma.API, op huma.Operation, route PostRoute, handler
 	op.MaxBodyBytes = int64(rule.MaxBodyBytes) + 1
 	op.Errors = append(op.Errors, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType,
 		http.StatusTooManyRequests)
+	if route.Auth != nil {
+		op.Errors = append(op.Errors, http.StatusUnauthorized)
+		op.Security = []map[string][]string{{bearerScheme: {}}}
+		c := api.OpenAPI().Components
+		if c.SecuritySchemes == nil {
+			c.SecuritySchemes = map[string]*huma.SecurityScheme{}
+		}
+		c.SecuritySchemes[bearerScheme] = &huma.SecurityScheme{Type: "http", Scheme: "bearer",
+			Description: "Authorization: Bearer TOKEN; a missing or wrong token is 401 with WWW-Authenticate. A token in the query string is ignored."}
+	}
 	huma.Register(api, op, handler)
 }
 
@@ -170,6 +198,9 @@ func declarePost(op *huma.Operation, route PostRoute, body reflect.Type, takesBo
 func (d *definition) pipeline(ctx huma.Context, next func(huma.Context)) {
 	c := humafiber.Unwrap(ctx)
 	op := ctx.Operation()
+	if op.Metadata[clientKey] == true {
+		ctx = huma.WithValue(ctx, clientKey, d.s.clientIP.of(c))
+	}
 	if uri := c.Request().URI(); len(uri.QueryString()) > 0 {
 		if p := checkQuery(uri.QueryArgs(), op); p != nil {
 			p.Instance = c.Path()
@@ -191,13 +222,19 @@ func (d *definition) pipeline(ctx huma.Context, next func(huma.Context)) {
 	}
 }
 
-// admit applies a POST operation's rules in order: the client's rate, the
-// body's media type, size and strict form. It answers a refusal itself and
+// admit applies a POST operation's rules in order: the client's rate, its
+// credentials (PostRoute.Auth), the body's media type, size and strict form. It answers a refusal itself and
 // reports whether the request goes on.
 func (s *Server) admit(c *fiber.Ctx, op *huma.Operation, rule *postRule) bool {
 	body := c.Body()
 	h := &c.Request().Header
 	p := s.overLimit(c, op.OperationID, s.limitOf(op.Path, rule))
+	if p == nil && rule.Auth != nil {
+		if challenge, reason, ok := rule.Auth.Authorize(string(h.Peek(fiber.HeaderAuthorization))); !ok {
+			c.Set(fiber.HeaderWWWAuthenticate, challenge)
+			p = statusProblem(http.StatusUnauthorized, reason)
+		}
+	}
 	if p == nil {
 		p = checkBody(h.ContentType(), len(body), rule)
 	}

@@ -20,6 +20,7 @@ const ProblemTypeBase = "urn:proofsite:problem:"
 // type of their own (see problem); sortedSlugs lists them all.
 var problemSlugs = map[int]string{
 	http.StatusBadRequest:                  "bad-request",
+	http.StatusUnauthorized:                "unauthorized",
 	http.StatusForbidden:                   "forbidden",
 	http.StatusNotFound:                    "not-found",
 	http.StatusMethodNotAllowed:            "method-not-allowed",
@@ -36,7 +37,8 @@ var problemSlugs = map[int]string{
 
 // Problem types of particular refusals, beside the one of each status.
 var otherSlugs = []string{"internal", "metadata-only", "credentials-not-accepted", "invalid-request", "repeated-parameter",
-	"parameter-case", "malformed-json", "duplicate-member", "member-case", "unknown-member", "invalid-utf8", "trailing-data"}
+	"parameter-case", "malformed-json", "duplicate-member", "member-case", "unknown-member", "invalid-utf8", "trailing-data",
+	"write-failed", "unknown-node"}
 
 func problemType(status int) string {
 	if slug, ok := problemSlugs[status]; ok {

@@ -69,8 +69,8 @@ func (d *definition) registerV1() {
 			for _, w := range []Workflow{
 				{"evaluate", "/api/v1/evaluate", "entropy analysis, 52-pattern precheck, AI scan, an explanation for every flag", false},
 				{"govern", "/api/v1/govern", "analysis of a prompt and response with a suggested rewrite", false},
-				{"certify", "/api/v1/certify", "attestation preview; anchored issuance stays Bridge-gated", false},
-				{"verify", "/api/v1/verify", "verify a certificate against the ledger", false},
+				{"certify", "/api/v1/certify", "signed attestation preview, chain_anchor null; anchored issuance only through the gate (CERT_ANCHOR)", false},
+				{"verify", "/api/v1/verify", "verify a certificate against the ledger: chain evidence for an anchored one, verified false otherwise", false},
 			} {
 				w.Available = d.serves(w.Path)
 				root.Workflows = append(root.Workflows, w)

@@ -112,6 +112,10 @@ type HomeView struct {
 	Explorer    Link
 	Documents   []Link
 	Pages       []Link
+	// BrowserVerifier is the site path of the script that computes the
+	// ledger's verdict in the browser; "" leaves that section out.
+	BrowserVerifier string
+	BaseURL         string // the site's base URL, for the command shown without scripts
 }
 
 // Table is the content of a DataTable.

@@ -5,6 +5,9 @@
 //     handler: at least 0.5x its requests/s, p99 under 10 ms;
 //   - a 10 KB static page served by proofsite against nginx serving the same
 //     file: at least 0.8x its requests/s;
+//   - a hash tile of the ledger's tiled log (/ledger/tile/0/000.p/224), read
+//     by serve from the chain's tile folder, against nginx serving the
+//     build's copy of the same file: at least 0.8x its requests/s;
 //   - the MCP endpoint's tools/list and a tools/call of ledger_verdict (POSTs
 //     of 2026-07-28 requests, sent by a wrk Lua script) against the same bare
 //     fiber handler: at least 0.3x its requests/s.

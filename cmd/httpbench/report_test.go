@@ -23,6 +23,8 @@ func TestWriteReport(t *testing.T) {
 		"mcp-verdict":      {{RequestsPerSec: 1480, P99: 95 * ms, OthersCPU: 0.05}, {RequestsPerSec: 1500, P99: 90 * ms, OthersCPU: 0.1}},
 		"static-proofsite": {{RequestsPerSec: 49064, P99: 39 * ms, OthersCPU: 0.22}, {RequestsPerSec: 30000, P99: 5 * ms, Non2xx: 2, OthersCPU: 0.1}},
 		"static-nginx":     {{RequestsPerSec: 50439, P99: 97 * ms, OthersCPU: 0.17}, {RequestsPerSec: 50000, P99: 6 * ms, OthersCPU: 0.1}},
+		"tile-proofsite":   {{RequestsPerSec: 45000, P99: 8 * ms, OthersCPU: 0.1}, {RequestsPerSec: 44000, P99: 9 * ms, OthersCPU: 0.1}},
+		"tile-nginx":       {{RequestsPerSec: 52000, P99: 6 * ms, OthersCPU: 0.1}, {RequestsPerSec: 51000, P99: 7 * ms, OthersCPU: 0.1}},
 	}
 	for _, tg := range targets {
 		tg.results = results[tg.name]

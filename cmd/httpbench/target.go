@@ -39,6 +39,7 @@ type servers struct{ proofsite, bare, nginx server }
 // before or after what is compared with it.
 func newTargets(s servers) []*target {
 	bare := &target{name: "bare", label: "bare fiber JSON `" + barePath + "`", server: "fiber, no middleware", short: "bare fiber", url: s.bare.url + barePath, pgid: s.bare.pgid}
+	tileNginx := &target{name: "tile-nginx", label: "hash tile `" + tilePath + "` (7 KB)", server: "nginx", short: "nginx", url: s.nginx.url + tilePath, pgid: s.nginx.pgid}
 	nginx := &target{name: "static-nginx", label: "10 KB static page", server: "nginx", short: "nginx", url: s.nginx.url + pagePath, pgid: s.nginx.pgid, static: true}
 	return []*target{
 		bare,
@@ -53,8 +54,16 @@ func newTargets(s servers) []*target {
 		{name: "static-proofsite", label: "10 KB static page", server: "proofsite", url: s.proofsite.url + pagePath, pgid: s.proofsite.pgid, static: true,
 			baseline: nginx, minRatio: 0.8},
 		nginx,
+		{name: "tile-proofsite", label: "hash tile `" + tilePath + "` (7 KB)", server: "proofsite", url: s.proofsite.url + tilePath, pgid: s.proofsite.pgid,
+			baseline: tileNginx, minRatio: 0.8},
+		tileNginx,
 	}
 }
+
+// tilePath is a hash tile of the ledger's tiled log (C2SP tlog-tiles) of the
+// bundled history's 224 rows: serve reads it from the chain's tile folder,
+// nginx the copy the build hard-linked into the site.
+const tilePath = "/ledger/tile/0/000.p/224"
 
 // postRequest is a POST a target sends: its headers, in order, and body.
 type postRequest struct {

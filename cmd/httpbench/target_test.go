@@ -74,6 +74,8 @@ func TestNewTargets(t *testing.T) {
 		"mcp-verdict":      {"http://127.0.0.1:1/mcp", "bare", 11, 0.3, 0},
 		"static-proofsite": {"http://127.0.0.1:1/bench/page-10k.html", "static-nginx", 11, 0.8, 0},
 		"static-nginx":     {"http://127.0.0.1:3/bench/page-10k.html", "", 13, 0, 0},
+		"tile-proofsite":   {"http://127.0.0.1:1/ledger/tile/0/000.p/224", "tile-nginx", 11, 0.8, 0},
+		"tile-nginx":       {"http://127.0.0.1:3/ledger/tile/0/000.p/224", "", 13, 0, 0},
 	}
 	if len(ts) != len(want) {
 		t.Fatalf("%d targets, want %d", len(ts), len(want))

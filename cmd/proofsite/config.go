@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/memory"
 	"github.com/proofsite/proofsite/site/content"
 )
 
@@ -36,6 +38,14 @@ type config struct {
 	Witnesses      int           // witness keys a first start generates
 	LogLevel       string        // debug, info, warn or error
 
+	// The memory store's SQL database and the tokens its store route
+	// accepts: a PostgreSQL DSN ("" means SQLite in DATA/memory), the
+	// SHA-256 of PROOFSITE_MEMORY_TOKEN (the secret itself is not kept), and
+	// a file of such hashes.
+	MemoryDSN       string
+	MemoryTokenHash *[sha256.Size]byte
+	MemoryTokenFile string
+
 	// charter is site.yaml, when resolving read it.
 	charter *charter.Charter
 }
@@ -46,6 +56,9 @@ type setting struct {
 	env   string
 	def   string // the default, as text
 	usage string
+	// envOnly settings have no flag: they hold a secret, which on a
+	// command line every user of the machine can read.
+	envOnly bool
 	// runtime returns site.yaml's value as text, "" when unset; nil when
 	// site.yaml does not hold this setting.
 	runtime func(charter.Runtime) string
@@ -91,6 +104,23 @@ var settings = []setting{
 			}
 			return err
 		}},
+	{name: "memory-dsn", env: "PROOFSITE_MEMORY_DSN", def: "", usage: "PostgreSQL `DSN` of the memory's SQL store, for several replicas (default: SQLite in DATA/memory); prefer the variable when it holds a password",
+		set: func(c *config, v string) error { c.MemoryDSN = v; return nil }},
+	{name: "memory-token", env: "PROOFSITE_MEMORY_TOKEN", envOnly: true, def: "", usage: "a bearer token POST /api/memory/store accepts: at least 32 visible ASCII characters (e.g. openssl rand -hex 32)",
+		set: func(c *config, v string) error {
+			if v == "" {
+				c.MemoryTokenHash = nil
+				return nil
+			}
+			h, err := memory.TokenHash(v)
+			if err != nil {
+				return errors.New(strings.TrimPrefix(err.Error(), "memory: "))
+			}
+			c.MemoryTokenHash = &h
+			return nil
+		}},
+	{name: "memory-token-file", env: "PROOFSITE_MEMORY_TOKEN_FILE", def: "", usage: "`file` of the SHA-256 hashes (64 hex digits a line, as sha256sum prints them) of the bearer tokens POST /api/memory/store accepts",
+		set: func(c *config, v string) error { c.MemoryTokenFile = v; return nil }},
 	{name: "log-level", env: "PROOFSITE_LOG_LEVEL", def: "info", usage: "`level` of the logs on stderr: debug, info, warn or error",
 		set: func(c *config, v string) error {
 			if !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(v)) {
@@ -105,13 +135,15 @@ var settings = []setting{
 // flag; flagNames renames a flag where a subcommand calls it otherwise.
 var (
 	commandSettings = map[string][]string{
-		"build":         {"content", "out", "data", "witness-keys", "log-level"},
-		"watch":         {"content", "out", "data", "addr", "log-level"},
-		"serve":         {"content", "out", "data", "witness-keys", "witnesses", "addr", "api-addr", "trusted-proxies", "post-limit", "walk-every", "log-level"},
+		"build": {"content", "out", "data", "witness-keys", "log-level"},
+		"watch": {"content", "out", "data", "addr", "log-level"},
+		"serve": {"content", "out", "data", "witness-keys", "witnesses", "addr", "api-addr", "trusted-proxies", "post-limit", "walk-every",
+			"memory-dsn", "memory-token", "memory-token-file", "log-level"},
 		"ledger init":   {"content", "data", "witness-keys", "witnesses", "log-level"},
 		"ledger append": {"content", "data", "witness-keys", "log-level"},
 		"ledger verify": {"content", "data", "log-level"},
 		"ledger export": {"content", "data", "log-level"},
+		"cert anchor":   {"content", "data", "witness-keys", "log-level"},
 		"gate check":    {"content"},
 		"gate demo":     {"content"},
 	}
@@ -148,13 +180,28 @@ func registerConfig(fs *flag.FlagSet, command string) *configFlags {
 		panic("proofsite: no settings for command " + command)
 	}
 	cf := &configFlags{command: command, fs: fs, values: map[string]*string{}}
+	var envOnly []setting
 	for _, s := range settingsOf(names) {
+		if s.envOnly {
+			envOnly = append(envOnly, s)
+			continue
+		}
 		usage := s.usage + " (env " + s.env
 		if s.runtime != nil {
 			usage += "; site.yaml runtime." + strings.ReplaceAll(s.name, "-", "_")
 		}
 		usage += ")"
 		cf.values[s.name] = fs.String(cf.flagName(s.name), s.def, usage)
+	}
+	if len(envOnly) > 0 {
+		flagsUsage := fs.Usage
+		fs.Usage = func() {
+			flagsUsage()
+			fmt.Fprintf(fs.Output(), "\nSet only in the environment (a secret on the command line is visible to every user):\n")
+			for _, s := range envOnly {
+				fmt.Fprintf(fs.Output(), "  %s\n    \t%s (env %s only)\n", s.env, s.usage, s.env)
+			}
+		}
 	}
 	return cf
 }
@@ -193,7 +240,7 @@ func (cf *configFlags) resolve(env *environment) (*config, error) {
 	for _, s := range settingsOf(commandSettings[cf.command]) {
 		var v, from string
 		switch {
-		case set[cf.flagName(s.name)]:
+		case !s.envOnly && set[cf.flagName(s.name)]:
 			v, from = *cf.values[s.name], "--"+cf.flagName(s.name)
 		case env.getenv(s.env) != "":
 			v, from = env.getenv(s.env), s.env

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +45,9 @@ func resolveFor(command string, args []string, vars map[string]string) (*config,
 	return cf.resolve(env)
 }
 
+// envToken is a memory token as PROOFSITE_MEMORY_TOKEN gives it.
+const envToken = "env-token-0123456789abcdef0123456789abcdef"
+
 // TestConfigPrecedence checks, for every subcommand and every setting it
 // takes, that a flag beats PROOFSITE_*, which beats site.yaml's runtime
 // section (for the settings it may hold), which beats the default.
@@ -66,6 +70,17 @@ func TestConfigPrecedence(t *testing.T) {
 		"walk-every":      {"1s", "2s", "7m0s", "10m0s", func(c *config) string { return c.WalkEvery.String() }},
 		"witnesses":       {"1", "3", "7", "2", func(c *config) string { return fmt.Sprint(c.Witnesses) }},
 		"log-level":       {"debug", "warn", "", "info", func(c *config) string { return c.LogLevel }},
+		"memory-dsn":      {"postgres://flag@db.internal/p", "postgres://env@db.internal/p", "", "", func(c *config) string { return c.MemoryDSN }},
+		"memory-token": {"", envToken, "", "", func(c *config) string {
+			if c.MemoryTokenHash == nil {
+				return ""
+			}
+			if *c.MemoryTokenHash != sha256.Sum256([]byte(envToken)) {
+				return "another hash"
+			}
+			return envToken
+		}},
+		"memory-token-file": {"/flag/tokens", "/env/tokens", "", "", func(c *config) string { return c.MemoryTokenFile }},
 	}
 	for _, s := range settings {
 		if _, ok := values[s.name]; !ok {
@@ -91,7 +106,7 @@ func TestConfigPrecedence(t *testing.T) {
 				want    string
 				skip    bool
 			}{
-				{layer: "flag", args: []string{flagName, v.flag}, vars: map[string]string{s.env: v.env}, content: withRuntime, want: v.flag},
+				{layer: "flag", args: []string{flagName, v.flag}, vars: map[string]string{s.env: v.env}, content: withRuntime, want: v.flag, skip: s.envOnly},
 				{layer: "env", vars: map[string]string{s.env: v.env}, content: withRuntime, want: v.env},
 				{layer: "site.yaml", content: withRuntime, want: v.yaml, skip: s.runtime == nil},
 				{layer: "default", content: plain, want: v.def},
@@ -171,6 +186,8 @@ func TestConfigErrors(t *testing.T) {
 		{"bad flag", []string{"serve", "--post-limit", "nope"}, nil, exitUsage, `--post-limit: rate "nope": want N/DURATION`},
 		{"bad variable", []string{"serve"}, map[string]string{"PROOFSITE_WALK_EVERY": "soon"}, exitUsage, "PROOFSITE_WALK_EVERY: time: invalid duration"},
 		{"bad level", []string{"ledger", "verify", "--log-level", "loud"}, nil, exitUsage, `--log-level: want debug, info, warn or error, found "loud"`},
+		{"a secret as a flag", []string{"serve", "--memory-token", envToken}, nil, exitUsage, "flag provided but not defined: -memory-token"},
+		{"weak token", []string{"serve"}, map[string]string{"PROOFSITE_MEMORY_TOKEN": "short"}, exitUsage, "PROOFSITE_MEMORY_TOKEN: token is 5 characters, at least 32"},
 		{"site.yaml", []string{"serve", "--content", broken}, nil, exitFailure, `site.yaml:68: runtime.post_limit: rate "lots"`},
 	}
 	for _, tc := range tests {

@@ -16,6 +16,7 @@ import (
 	"github.com/google/renameio/v2"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/gate"
 )
 
 const (
@@ -124,6 +125,9 @@ func runLedgerAppend(ctx context.Context, env *environment, args []string) error
 	}
 	if kind == "" || payloadFile == "" {
 		return usagef("--kind and --payload-file are required")
+	}
+	if kind == gate.CertificateKind {
+		return usagef("--kind %s: a certificate is anchored through the gate only (proofsite cert anchor)", kind)
 	}
 	cfg, err := cf.resolve(env)
 	if err != nil {

@@ -289,7 +289,15 @@ func answer(t *testing.T, client *http.Client, u string) (status int, allow stri
 
 // exampleURL fills a route template with a value the instance knows.
 func exampleURL(ref string) string {
-	return strings.NewReplacer("/api/node/{id}", "/api/node/s1", "/api/v1/towns/{id}", "/api/v1/towns/case").Replace(ref)
+	ref = strings.NewReplacer("/api/node/{id}", "/api/node/s1", "/api/v1/towns/{id}", "/api/v1/towns/case", "/api/v1/towns/:id", "/api/v1/towns/case",
+		"/api/memory/retrieve/{node_id}", "/api/memory/retrieve/case").Replace(ref)
+	// Routes whose query parameter is required.
+	for path, query := range map[string]string{"/api/v1/compliance": "hours=24", "/api/v1/verify": "cert=" + strings.Repeat("0", 64)} {
+		if strings.HasSuffix(ref, path) {
+			return ref + "?" + query
+		}
+	}
+	return ref
 }
 
 // htmlLinks returns the href and src attributes of a page.

@@ -45,10 +45,12 @@ type environment struct {
 func commands() map[string]command {
 	return map[string]command{
 		"build":   {"render content/ into the static site (--publish records the public claims on the chain first)", runBuild},
+		"cert":    {"anchor a certificate in the chain through the gate (CERT_ANCHOR)", runCert},
 		"gate":    {"the authorization checkpoint: keygen, sign, check, demo", runGate},
 		"ledger":  {"operate the signed ledger: init, append, verify, export", runLedger},
 		"serve":   {"serve the built site", runServe},
 		"watch":   {"build, serve, and rebuild on every content edit", runWatch},
+		"witness": {"run a C2SP tlog-witness: cosign a log's checkpoints only while each extends the last", runWitness},
 		"version": {"print the version", runVersion},
 	}
 }

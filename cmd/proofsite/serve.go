@@ -2,19 +2,35 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/witness"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/memory/dual"
+	"github.com/proofsite/proofsite/live/towns"
 	"github.com/proofsite/proofsite/site/content"
 )
 
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet(env, "serve", "[--addr HOST:PORT] [--api-addr HOST:PORT] [--data DIR] [--witness-keys DIR] [--public DIR] [--content DIR]")
 	cf := registerConfig(fs, "serve")
+	var logWitnesses []witness.Client
+	fs.Func("log-witness", "submit every checkpoint to the C2SP tlog-witness `URL=KEY` (its submission prefix and cosignature/v1 verifier key, as \"proofsite witness\" prints it) and publish its cosignature (repeatable)", func(s string) error {
+		url, key, ok := strings.Cut(s, "=")
+		if !ok || !strings.HasPrefix(url, "http") || key == "" {
+			return errors.New("want URL=KEY")
+		}
+		logWitnesses = append(logWitnesses, witness.Client{URL: url, VerifierKey: key})
+		return nil
+	})
 	if err := parseFlags(fs, args, 0); err != nil {
 		return err
 	}
@@ -39,6 +55,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	opts.LogWitnesses = logWitnesses
 	c, err := chain.Bootstrap(ctx, opts, cfg.historyFile())
 	if err != nil {
 		return err
@@ -47,9 +64,44 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if _, err := c.Walk(ctx); err != nil {
 		return err
 	}
+	tokens, err := cfg.memoryTokens()
+	if err != nil {
+		return err
+	}
+	access := newChainAccess(c)
+	mem, err := dual.Open(ctx, filepath.Join(cfg.Data, memoryDir), dual.Options{
+		Chain: access, PostgresDSN: cfg.MemoryDSN, Nodes: memoryNodes(site.Charter), Logger: env.logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer mem.Close()
+	tw, err := towns.Open(ctx, filepath.Join(cfg.Data, townsDir), towns.Options{Charter: site.Charter, Chain: access, Memory: mem, Logger: env.logger})
+	if err != nil {
+		return err
+	}
+	defer tw.Close()
+	if tokens.Len() == 0 {
+		env.logger.Warn("no memory token configured: POST /api/memory/store refuses every request (set PROOFSITE_MEMORY_TOKEN or --memory-token-file)")
+	}
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { mem.Run(background) })
+	// After the server has drained: stop the replicator, then (deferred)
+	// close the memory and the chain.
+	defer wg.Wait()
+	defer stopBackground()
+
+	evaluation, records, err := openEvaluation(env, cfg, site, c)
+	if err != nil {
+		return err
+	}
+	defer records.Close()
 	srv, err := live.New(live.Options{
-		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, TrustedProxies: cfg.TrustedProxies,
-		PostLimit: cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
+		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, Eval: evaluation,
+		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens}, Towns: tw,
+		TrustedProxies: cfg.TrustedProxies,
+		PostLimit:      cfg.liveLimit(), Pulse: c.WalkIfDue, Version: currentVersion(), Logger: env.logger,
 	})
 	if err != nil {
 		return err

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,14 +15,74 @@ import (
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
+	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/memory"
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
 	"github.com/proofsite/proofsite/site/render"
 )
 
+// browserVerifierPath is where the build publishes the browser's verifier.
+const browserVerifierPath = "downloads/verify-tiles.js"
+
 // demoArtifactPath is where the build publishes the gate demo transcript.
 const demoArtifactPath = "products/gate/demo_output.txt"
+
+// Where serve keeps the nodes' memories and the towns in the data folder.
+const (
+	memoryDir = "memory"
+	townsDir  = "towns"
+)
+
+// chainAccess is the instance's chain as the memory and the towns use it:
+// the store's reads (blocks, payloads), and the chain's Append, which
+// signs with the instance's keys (it hides the store's own Append of a
+// sealed block).
+type chainAccess struct {
+	*store.Store
+	chain *chain.Chain
+}
+
+func newChainAccess(c *chain.Chain) chainAccess { return chainAccess{Store: c.Store(), chain: c} }
+
+// Append records e on the chain and returns its block once it is durable.
+func (c chainAccess) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error) {
+	return c.chain.Append(ctx, e)
+}
+
+// memoryNodes are the ids memories may be stored under: every AI node's.
+func memoryNodes(ch *charter.Charter) []string {
+	var ids []string
+	for _, n := range ch.Nodes {
+		if id := n.MemoryID(); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// memoryTokens are the hashes of the bearer tokens POST /api/memory/store
+// accepts: PROOFSITE_MEMORY_TOKEN's and those of the token file.
+func (c *config) memoryTokens() (memory.Tokens, error) {
+	var hashes [][sha256.Size]byte
+	if c.MemoryTokenHash != nil {
+		hashes = append(hashes, *c.MemoryTokenHash)
+	}
+	if c.MemoryTokenFile != "" {
+		f, err := os.Open(c.MemoryTokenFile)
+		if err != nil {
+			return memory.Tokens{}, fmt.Errorf("memory token file: %w", err)
+		}
+		defer f.Close()
+		more, err := memory.ParseTokenHashes(f)
+		if err != nil {
+			return memory.Tokens{}, fmt.Errorf("%s: %w", c.MemoryTokenFile, err)
+		}
+		hashes = append(hashes, more...)
+	}
+	return memory.NewTokens(hashes...), nil
+}
 
 // liveSite hands the loaded content to the live edge: live never reads
 // content itself.
@@ -82,6 +144,13 @@ func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, d
 		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
 			Description:  "what a verifier pins: the public keys (writer, witnesses, Bridge), the genesis, the documented seams with their hashes, the witness quorum and the log's checkpoint key (verify-ledger --keys keys.json)",
 			Downloadable: true})
+		// The browser's verifier, while the build publishes the log it reads.
+		if _, err := os.Stat(filepath.Join(dataDir, chain.TilesDir, "checkpoint")); err == nil {
+			opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: browserVerifierPath, Data: cmd.BrowserVerifierSource, Title: "The browser verifier",
+				Description:  "the script the home page runs: the ledger's verdict computed in your browser from the public tiles and the trust document (WebCrypto SHA-256 and Ed25519)",
+				Downloadable: true})
+			opts.BrowserVerifier = "/" + browserVerifierPath
+		}
 	}
 	for _, k := range keys {
 		opts.Keys = append(opts.Keys, render.Key{KeyID: string(k.KeyID), PublicKey: k.PublicKey, Role: string(k.Role)})

@@ -28,6 +28,10 @@
 //	--max-age DURATION      URL mode: the oldest generated_at accepted as fresh (default 2m)
 //	--json                  print the verdict as JSON
 //	--tiles                 the argument is the log's C2SP tlog-tiles prefix (see Tiles mode)
+//	--cosigner KEY          tiles mode: pin a log witness's key, NAME+HASH+BASE64 (Ed25519
+//	                        cosignature/v1, c2sp.org/tlog-cosignature); repeatable
+//	--cosignatures K        tiles mode: valid cosignatures by pinned witnesses the checkpoint
+//	                        needs (default: one from each --cosigner)
 //
 // Seams are taken only from --keys and --seam, never from the export or the
 // host: their seam lists are information. When they list a seam you did not
@@ -88,7 +92,10 @@
 // to hash to the new signed root, and checks each new row and its link to
 // the remembered head. A new row that does not simply extend the spine
 // (a break, a seam, a timestamp going back), or pins that changed since,
-// make it verify every row again. Tiles mode needs --keys.
+// make it verify every row again. Tiles mode needs --keys. With --cosigner,
+// the checkpoint must also carry --cosignatures valid cosignatures by those
+// witnesses (c2sp.org/tlog-witness): independent parties that vouch the log
+// showed them no other history, else FAIL_CHECKPOINT_INVALID.
 //
 // What it cannot see without a remembered checkpoint: a chain consistent
 // with itself that was truncated, or rewritten and re-signed with stolen
@@ -212,6 +219,8 @@ type pins struct {
 	cpKey      *noteKey    // the checkpoint key, when pinned
 	remembered *checkpoint // --checkpoint / --state
 	state      *tileState  // --state, as tiles mode writes it
+	cosigners  []*noteKey  // --cosigner: log witnesses' cosignature keys
+	needCosigs int         // --cosignatures
 	presented  string      // the signed checkpoint the export or host presents
 	infoSeams  []seam      // seams the export or host lists (information)
 	source     string      // "the export header" or "the host"
@@ -231,6 +240,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	state := fs.String("state", "", "file that remembers the last checkpoint: required if present, updated after a pass")
 	maxAge := fs.Duration("max-age", 2*time.Minute, "URL mode: the oldest generated_at accepted as fresh")
 	asJSON := fs.Bool("json", false, "print the verdict as JSON")
+	var cosigners []string
+	fs.Func("cosigner", "tiles mode: pin a log witness's cosignature key `NAME+HASH+KEY` (repeatable)", func(s string) error { cosigners = append(cosigners, s); return nil })
+	cosignatures := fs.Int("cosignatures", -1, "tiles mode: valid cosignatures the checkpoint needs from the pinned --cosigner keys (default: all of them)")
 	tiles := fs.Bool("tiles", false, "the argument is a C2SP tlog-tiles log: a URL prefix (https://HOST/ledger/) or a folder; needs --keys with the log's checkpoint key")
 	usage := func(msg string) int {
 		if msg != "" {
@@ -248,6 +260,22 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	p, err := readPins(*keysFile, seamFlags, *quorum, *genesis, *checkpointArg, *state)
 	if err != nil {
 		return usage(err.Error())
+	}
+	if (len(cosigners) > 0 || *cosignatures >= 0) && !*tiles {
+		return usage("--cosigner and --cosignatures need --tiles: only the log's checkpoint carries cosignatures")
+	}
+	for _, c := range cosigners {
+		k, err := parseCosignerKey(c)
+		if err != nil {
+			return usage(fmt.Sprintf("--cosigner %q: %v", c, err))
+		}
+		p.cosigners = append(p.cosigners, k)
+	}
+	if p.needCosigs = *cosignatures; p.needCosigs < 0 {
+		p.needCosigs = len(p.cosigners)
+	}
+	if p.needCosigs > len(p.cosigners) {
+		return usage(fmt.Sprintf("--cosignatures %d needs at least that many --cosigner keys", p.needCosigs))
 	}
 	if *tiles && (p.cpKey == nil || p.origin == "") {
 		return usage("--tiles needs --keys with the log's origin and checkpoint key (log.checkpoint_key): a log's checkpoint is only as good as the key it is checked with")
@@ -1791,6 +1819,9 @@ func verifyTiles(prefix string, p *pins, prev *tileState) *verdict {
 	case cp.size == 0:
 		return failed("FAIL_EMPTY_CHAIN", "the log's checkpoint has no rows")
 	}
+	if n, why := cosigned(string(note), text, p.cosigners); n < p.needCosigs {
+		return failed("FAIL_CHECKPOINT_INVALID", fmt.Sprintf("the log's checkpoint carries %d valid cosignature(s) by the pinned witnesses, %d required%s", n, p.needCosigs, why))
+	}
 	t.size = cp.size
 	var from []subtree // the remembered tree's border, when there is one
 	if c := p.remembered; c != nil {
@@ -1893,4 +1924,48 @@ func verifyNewRows(t *tileLog, p *pins, prev *tileState, from []subtree, cp chec
 	v.Notes = append(v.Notes, fmt.Sprintf("incremental: %d new row(s) checked from the log's tiles (%d files read); the %d rows before were verified by an earlier run (--state), and the tiles prove them unchanged",
 		len(rows), t.fetched, p.remembered.size))
 	return v.finish()
+}
+
+// parseCosignerKey reads a log witness's key: "<name>+<key id>+<base64(0x04
+// || ed25519 key)>" (c2sp.org/tlog-cosignature, Ed25519 cosignature/v1).
+func parseCosignerKey(s string) (*noteKey, error) {
+	name, rest, _ := strings.Cut(s, "+")
+	hash16, key64, _ := strings.Cut(rest, "+")
+	raw, err := base64.StdEncoding.DecodeString(key64)
+	hash, herr := strconv.ParseUint(hash16, 16, 32)
+	if name == "" || len(hash16) != 8 || herr != nil || err != nil || len(raw) != 33 || raw[0] != 4 {
+		return nil, errors.New("not an Ed25519 cosignature/v1 key (type 0x04)")
+	}
+	sum := sha256.Sum256(append([]byte(name+"\n"), raw...))
+	if binary.BigEndian.Uint32(sum[:4]) != uint32(hash) {
+		return nil, errors.New("its key id does not match its key")
+	}
+	return &noteKey{name: name, hash: uint32(hash), pub: raw[1:]}, nil
+}
+
+// cosigned counts the pinned witnesses with a valid cosignature on the
+// checkpoint text among the note's signature lines: the line's key name
+// and id match, and the Ed25519 signature after the 8-byte timestamp
+// verifies over "cosignature/v1\ntime <timestamp>\n" + text. It says why
+// when a pinned witness's line does not verify.
+func cosigned(signedNote, text string, pinned []*noteKey) (int, string) {
+	_, sigs, _ := strings.Cut(signedNote, "\n\n")
+	valid, why := 0, ""
+	for _, k := range pinned {
+		for line := range strings.SplitSeq(strings.TrimSuffix(sigs, "\n"), "\n") {
+			name, sig64, _ := strings.Cut(strings.TrimPrefix(line, "\u2014 "), " ")
+			sig, err := base64.StdEncoding.DecodeString(sig64)
+			if name != k.name || err != nil || len(sig) != 4+8+ed25519.SignatureSize || binary.BigEndian.Uint32(sig) != k.hash {
+				continue
+			}
+			ts := binary.BigEndian.Uint64(sig[4:])
+			msg := "cosignature/v1\ntime " + strconv.FormatUint(ts, 10) + "\n" + text
+			if ts < 1<<63 && ed25519.Verify(k.pub, []byte(msg), sig[12:]) {
+				valid++
+				break
+			}
+			why = fmt.Sprintf(" (the cosignature by %s does not verify)", k.name)
+		}
+	}
+	return valid, why
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
+	fnote "github.com/transparency-dev/formats/note"
+	"golang.org/x/mod/sumdb/note"
 )
 
 // tileChain is a real chain (Badger, ed25519) whose tiles folder is served
@@ -23,7 +27,7 @@ type tileChain struct {
 	url        string
 }
 
-func newTileChain(t *testing.T, origin string) *tileChain {
+func newTileChain(t testing.TB, origin string) *tileChain {
 	t.Helper()
 	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: origin,
 		Seams: []ledger.Seam{{Block: 153, Reason: "storage migration"}}}
@@ -176,5 +180,41 @@ func TestTilesMode(t *testing.T) {
 	// Tiles mode needs the checkpoint key.
 	if code, _ := runTiles(t, tc.url); code != 64 {
 		t.Fatalf("without --keys: exit %d", code)
+	}
+}
+
+// The verifier's own cosignature check agrees with transparency-dev's
+// cosignature/v1 signer: a cosignature it makes counts, one over another
+// text or by another key does not.
+func TestCosignaturesMatchLibrary(t *testing.T) {
+	_, priv, _ := ed25519.GenerateKey(nil)
+	vkey, _ := note.NewEd25519VerifierKey("witness.test/w1", priv.Public().(ed25519.PublicKey))
+	cosigKey, err := fnote.VKeyToCosignatureV1(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, _, _ := strings.Cut(strings.TrimPrefix(vkey, "witness.test/w1+"), "+")
+	signer, err := fnote.NewSignerForCosignatureV1("PRIVATE+KEY+witness.test/w1+" + hash + "+" + base64.StdEncoding.EncodeToString(append([]byte{1}, priv.Seed()...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "proof.test/ledger\n3\nqNBSUh28SBYJhVekPsml/6VWVRvpgLOLasZGNJfOxuc=\n"
+	signed, err := note.Sign(&note.Note{Text: text}, signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := parseCosignerKey(cosigKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := cosigned(string(signed), text, []*noteKey{k}); n != 1 {
+		t.Fatalf("the library's cosignature does not count:\n%s", signed)
+	}
+	other := strings.Replace(text, "\n3\n", "\n4\n", 1)
+	if n, why := cosigned(string(signed), other, []*noteKey{k}); n != 0 || why == "" {
+		t.Fatal("a cosignature over another checkpoint counts")
+	}
+	if _, err := parseCosignerKey(vkey); err == nil {
+		t.Fatal("a plain note key (0x01) is taken as a cosigner key")
 	}
 }

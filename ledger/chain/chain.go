@@ -38,6 +38,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/keystore"
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/ledger/tiles"
+	"github.com/proofsite/proofsite/ledger/witness"
 )
 
 // Where things live in the data folder.
@@ -97,6 +98,10 @@ type Options struct {
 	// and exported, and Append fails with ErrReadOnly. Only Export reads a
 	// private key then, the writer's, to sign the checkpoint it carries.
 	ReadOnly bool
+	// LogWitnesses are the C2SP tlog-witnesses every published checkpoint
+	// is submitted to (PublishTiles); the cosignatures they return are
+	// published with it.
+	LogWitnesses []witness.Client
 	// WalkEvery is how often WalkIfDue walks; 0 means DefaultWalkEvery.
 	WalkEvery time.Duration
 	// Logger receives the walks' progress and verdicts and what bootstrap
@@ -158,8 +163,10 @@ type Chain struct {
 	walkMu   sync.Mutex // one walk at a time
 	lastWalk time.Time
 
-	tilesMu sync.Mutex // one tile writer at a time
-	tiles   *tiles.Log // nil until PublishTiles opens it
+	tilesMu        sync.Mutex        // one tile writer at a time; guards tiles, tilesPublished and witnessed
+	tiles          *tiles.Log        // nil until PublishTiles opens it
+	tilesPublished int64             // the size of the last checkpoint the tiles published
+	witnessed      map[string]uint64 // per log witness URL, the size it last cosigned, as far as known
 }
 
 // Open opens the chain in opts.DataDir with the pins of its trust
@@ -271,7 +278,7 @@ func (c *Chain) Append(ctx context.Context, e ledger.Entry) (ledger.Block, error
 	}
 	// The block is durable; the tiles follow it (a failure here is the
 	// read path's, logged and retried on the next append or walk).
-	if err := c.PublishTiles(ctx); err != nil {
+	if err := c.publishTilesFor(ctx, b.Index()); err != nil {
 		c.log.Error("publishing the tiles", "err", err)
 	}
 	return b, nil

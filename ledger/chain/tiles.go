@@ -1,10 +1,12 @@
 package chain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/tiles"
@@ -27,6 +29,23 @@ func (c *Chain) PublishTiles(ctx context.Context) error {
 	}
 	c.tilesMu.Lock()
 	defer c.tilesMu.Unlock()
+	return c.publishTiles(ctx)
+}
+
+// publishTilesFor is PublishTiles after the append of block index, unless
+// a checkpoint published since covers it: concurrent appends, committed
+// together, share one publish as they share one sync.
+func (c *Chain) publishTilesFor(ctx context.Context, index int64) error {
+	c.tilesMu.Lock()
+	defer c.tilesMu.Unlock()
+	if c.tilesPublished > index {
+		return nil
+	}
+	return c.publishTiles(ctx)
+}
+
+// publishTiles is PublishTiles with tilesMu held.
+func (c *Chain) publishTiles(ctx context.Context) error {
 	dir := c.TilesDir()
 	if c.tiles == nil {
 		l, err := tiles.Open(dir)
@@ -62,7 +81,40 @@ func (c *Chain) PublishTiles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.tiles.Publish(note)
+	if err := c.tiles.Publish(c.cosign(ctx, note, cp)); err != nil {
+		return err
+	}
+	c.tilesPublished = cp.Size
+	return nil
+}
+
+// witnessTimeout bounds one log witness's answer.
+const witnessTimeout = 10 * time.Second
+
+// cosign submits the signed checkpoint to each log witness, with a
+// consistency proof from the size it last cosigned, and returns the note
+// with the cosignatures they returned. A witness that refuses or does not
+// answer is logged and left out: verifiers that require its cosignature
+// then fail, which is what they are for.
+func (c *Chain) cosign(ctx context.Context, note []byte, cp ledger.Checkpoint) []byte {
+	if c.witnessed == nil {
+		c.witnessed = map[string]uint64{}
+	}
+	out := bytes.Clone(note)
+	proof := func(old uint64) (tlog.Proof, error) { return c.store.ConsistencyProof(int64(old), cp.Size) }
+	for i := range c.opts.LogWitnesses {
+		w := &c.opts.LogWitnesses[i]
+		wctx, cancel := context.WithTimeout(ctx, witnessTimeout)
+		line, held, err := w.Cosign(wctx, note, c.witnessed[w.URL], proof)
+		cancel()
+		c.witnessed[w.URL] = held
+		if err != nil {
+			c.log.Error("a log witness did not cosign the checkpoint", "witness", w.URL, "size", cp.Size, "err", err)
+			continue
+		}
+		out = append(out, line...)
+	}
+	return out
 }
 
 // tilesPrefixOf checks that the tiles' tree is a prefix of the store's

@@ -81,6 +81,15 @@ type Node struct {
 	RoadmapRoute string `yaml:"-" json:"roadmap_route,omitempty"`
 }
 
+// MemoryID is the node's id in memory (/api/memory/retrieve/{node_id}):
+// its name in lower case, for AI nodes; empty for the human.
+func (n Node) MemoryID() string {
+	if n.Kind != "ai" {
+		return ""
+	}
+	return strings.ToLower(n.Name)
+}
+
 // Served returns n as a server publishes it, given which routes answer
 // there: the public route stays only if it answers; otherwise it is
 // RoadmapRoute, announced, not claimed.

@@ -280,3 +280,8 @@ func ParseRecord(data []byte) (Record, error) {
 	r.Authorization = slices.Clone(m["authorization"])
 	return r, nil
 }
+
+// CertificateKind is the kind of the block that anchors a certificate: its
+// payload is the certificate's canonical JSON, so its payload_hash is the
+// certificate id. Only an allowed CERT_ANCHOR decision appends one.
+const CertificateKind = "certificate"

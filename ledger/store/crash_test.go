@@ -7,7 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -16,20 +19,26 @@ import (
 )
 
 // crashChildEnv names the store directory a re-executed test binary appends
-// to until it is killed.
-const crashChildEnv = "PROOFSITE_STORE_CRASH_CHILD"
+// to until it is killed; crashClientsEnv, how many goroutines append at
+// once (1 when unset).
+const (
+	crashChildEnv   = "PROOFSITE_STORE_CRASH_CHILD"
+	crashClientsEnv = "PROOFSITE_STORE_CRASH_CLIENTS"
+)
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(crashChildEnv); dir != "" {
-		os.Exit(crashChild(dir))
+		clients, _ := strconv.Atoi(os.Getenv(crashClientsEnv))
+		os.Exit(crashChild(dir, max(clients, 1)))
 	}
 	os.Exit(m.Run())
 }
 
-// crashChild appends blocks in a loop and prints each index once Append
-// has returned, that is once the block is acknowledged as durable. It
-// stops by itself after a while in case the parent never kills it.
-func crashChild(dir string) int {
+// crashChild appends blocks from clients goroutines at once and prints
+// each index once AppendEntry has returned, that is once the block is
+// acknowledged as durable. It stops by itself after a while in case the
+// parent never kills it.
+func crashChild(dir string, clients int) int {
 	signers := testSigners()
 	s, err := Open(dir, Options{Keys: signers.KeySet(), Seams: testSeams})
 	if err != nil {
@@ -37,13 +46,27 @@ func crashChild(dir string) int {
 		return 1
 	}
 	deadline := time.Now().Add(30 * time.Second)
-	for i := 0; time.Now().Before(deadline); i++ {
-		b, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "crash_test", Payload: []byte(fmt.Sprintf(`{"i":%d}`, i))}, signers)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		fmt.Fprintln(os.Stdout, b.Index()) // one write(2), after the synced commit
+	var out sync.Mutex
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline) && !failed.Load(); i++ {
+				b, err := s.AppendEntry(context.Background(), ledger.Entry{Kind: "crash_test", Payload: fmt.Appendf(nil, `{"c":%d,"i":%d}`, c, i)}, signers)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					failed.Store(true)
+					return
+				}
+				out.Lock()
+				fmt.Fprintln(os.Stdout, b.Index()) // one write(2), after the synced commit
+				out.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if failed.Load() {
+		return 1
 	}
 	return 0
 }
@@ -60,6 +83,15 @@ func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
+	t.Run("one client", func(t *testing.T) { crashRounds(t, 1, 20) })
+	// Group commit: acknowledged appends of one batch are all synced, and
+	// the chain, its stored Merkle tree and count agree after any kill.
+	t.Run("32 clients", func(t *testing.T) { crashRounds(t, 32, 4) })
+}
+
+// crashRounds kills a child appending from clients goroutines rounds
+// times, reopening and checking the store after each kill.
+func crashRounds(t *testing.T, clients, rounds int) {
 	signers := testSigners()
 	blocks, privs, err := ledger.SealHistory(history(200, seamLinks()), signers)
 	if err != nil {
@@ -70,9 +102,8 @@ func TestCrashSafety(t *testing.T) {
 	if _, err := Create(dir, blocks, privs, opts); err != nil {
 		t.Fatal(err)
 	}
-	const rounds = 20
 	for round := range rounds {
-		acked := runAndKill(t, dir, 2+round%9)
+		acked := runAndKill(t, dir, clients, 2+round%9*clients)
 		s, err := Open(dir, opts)
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill: %v", round, err)
@@ -88,7 +119,7 @@ func TestCrashSafety(t *testing.T) {
 			s.Close()
 			t.Fatalf("round %d: chain after kill: %+v %v", round, res.Verdict, err)
 		}
-		if last := acked[len(acked)-1]; s.Head().Index() < last {
+		if last := slices.Max(acked); s.Head().Index() < last {
 			t.Fatalf("round %d: head %d behind acknowledged %d", round, s.Head().Index(), last)
 		}
 		if err := s.Close(); err != nil {
@@ -97,13 +128,14 @@ func TestCrashSafety(t *testing.T) {
 	}
 }
 
-// runAndKill starts the child, kills it with SIGKILL as soon as it has
-// acknowledged n blocks (it is in the middle of the next append by then),
-// and returns every index it acknowledged before dying.
-func runAndKill(t *testing.T, dir string, n int) []int64 {
+// runAndKill starts the child with clients appending goroutines, kills it
+// with SIGKILL as soon as it has acknowledged n blocks (it is in the middle
+// of further appends by then), and returns every index it acknowledged
+// before dying.
+func runAndKill(t *testing.T, dir string, clients, n int) []int64 {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashClientsEnv+"="+strconv.Itoa(clients))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

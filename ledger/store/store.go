@@ -11,7 +11,8 @@
 //
 // Appends are serialised through one writer, written with the block's
 // indexes and the Merkle tree nodes it completes in one transaction, and
-// synced to disk (Badger SyncWrites) before they return. Each append is
+// synced to disk (Badger SyncWrites) before they return; concurrent appends
+// share one transaction and one sync (group commit, see append.go). Each append is
 // verified against the verified head and the cached verdict is extended in
 // O(1); the tree's right border is kept in memory, so an append hashes
 // O(log n) nodes and reads nothing. A full walk checks every row, every
@@ -113,6 +114,10 @@ type Options struct {
 	Now func() time.Time
 	// Workers bounds the goroutines of a full walk; zero means all cores.
 	Workers int
+	// MaxBatch bounds how many concurrent appends share one synced commit
+	// (group commit); zero means DefaultMaxBatch, and 1 syncs every append
+	// on its own.
+	MaxBatch int
 }
 
 func (o *Options) fill() error {
@@ -125,6 +130,9 @@ func (o *Options) fill() error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
 	return nil
 }
 
@@ -134,8 +142,13 @@ type Store struct {
 	opts Options
 	log  *slog.Logger
 
-	mu    sync.Mutex            // held by the one writer (appends, end of full walks)
-	state atomic.Pointer[state] // what O(1) reads see
+	mu     sync.Mutex            // held by the one writer (appends, end of full walks)
+	closed bool                  // under mu
+	state  atomic.Pointer[state] // what O(1) reads see
+
+	leader  chan struct{} // holds one token while a batch of appends is committed
+	queueMu sync.Mutex
+	queue   []*pending // appends waiting for a leader
 }
 
 // state is an immutable snapshot of the chain's ends and cached verdict.
@@ -178,7 +191,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open store %s: %w", dir, err)
 	}
-	s := &Store{db: db, opts: opts, log: opts.Logger.With("component", "ledger.store")}
+	s := &Store{db: db, opts: opts, log: opts.Logger.With("component", "ledger.store"), leader: make(chan struct{}, 1)}
 	if err := s.load(); err != nil {
 		db.Close()
 		return nil, err
@@ -306,10 +319,15 @@ func (s *Store) catchUpTree(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the database. Appends in flight finish first.
+// Close closes the database (once; closing again does nothing). Appends
+// in flight finish first; later ones fail with ErrClosed.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
 	return s.db.Close()
 }
 
@@ -669,104 +687,6 @@ func decodePrivate(item *badger.Item, i int64) (*ledger.Private, error) {
 		return nil, fmt.Errorf("%w: private part of block %d: %w", ErrCorrupt, i, err)
 	}
 	return p, nil
-}
-
-// AppendEntry builds the next block from e (index head+1, prev_hash the
-// head's hash), seals it with signers, and appends it like Append.
-func (s *Store) AppendEntry(ctx context.Context, e ledger.Entry, signers ledger.Signers) (ledger.Block, error) {
-	ph, canon, err := ledger.PayloadHash(e.Payload)
-	if err != nil {
-		return ledger.Block{}, fmt.Errorf("%w: %w", ErrRejected, err)
-	}
-	t := e.Time
-	if t.IsZero() {
-		t = s.opts.Now()
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	head := s.state.Load().head
-	b, err := ledger.Seal(ledger.Header{
-		Index: head.Index() + 1, Timestamp: ledger.FormatTimestamp(t), Kind: e.Kind,
-		PayloadHash: ph, PrevHash: head.Hash(),
-	}, signers)
-	if err != nil {
-		return ledger.Block{}, fmt.Errorf("%w: %w", ErrRejected, err)
-	}
-	if err := s.appendLocked(ctx, b, &ledger.Private{Description: e.Description, Payload: canon}); err != nil {
-		return ledger.Block{}, err
-	}
-	return b, nil
-}
-
-// Append verifies b against the head (hash, signatures with the pinned
-// keys, index head+1, prev_hash = head hash), writes it with its indexes
-// and private part in one synced transaction, and then updates the cached
-// head and verdict. When Append returns nil the block is on disk.
-func (s *Store) Append(ctx context.Context, b ledger.Block, priv *ledger.Private) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.appendLocked(ctx, b, priv)
-}
-
-func (s *Store) appendLocked(ctx context.Context, b ledger.Block, priv *ledger.Private) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	st := s.state.Load()
-	check := ledger.VerifyBlock(b, &st.head, s.opts.Keys, s.opts.WitnessQuorum)
-	if !check.Valid() {
-		return fmt.Errorf("%w: %w", ErrRejected, check.Err)
-	}
-	if priv != nil {
-		if c := ledger.CheckRow(ledger.Row{Block: b, Private: priv}, s.opts.Keys, s.opts.WitnessQuorum); !c.PayloadValid {
-			return fmt.Errorf("%w: %w", ErrRejected, c.Err)
-		}
-	}
-	txn := s.db.NewTransaction(true)
-	defer txn.Discard()
-	// Never overwrite: in a store edited behind our back the highest key
-	// need not hold the highest index.
-	if _, err := txn.Get(blockKey(b.Index())); !errors.Is(err, badger.ErrKeyNotFound) {
-		return fmt.Errorf("%w: block %d is already stored (%v)", ErrCorrupt, b.Index(), err)
-	}
-	if err := putBlock(txn, b, priv); err != nil {
-		return err
-	}
-	if int64(st.tree.Size()) != st.count {
-		return fmt.Errorf("%w: the Merkle tree covers %d rows, the store has %d", ErrCorrupt, st.tree.Size(), st.count)
-	}
-	tree := st.tree.Clone()
-	var err error
-	tree.Append(tlog.Hash(check.Leaf), func(id tlog.NodeID, h tlog.Hash) {
-		if err == nil {
-			err = txn.Set(nodeKey(id), h[:])
-		}
-	})
-	if err == nil {
-		err = txn.Set(metaTreeSize, be64(st.count+1))
-	}
-	if err == nil {
-		err = txn.Set(metaCount, be64(st.count+1))
-	}
-	if err != nil {
-		return err
-	}
-	if err := txn.Commit(); err != nil { // synced: SyncWrites is on
-		return fmt.Errorf("ledger: append block %d: %w", b.Index(), err)
-	}
-	next := &state{head: b, genesis: st.genesis, count: st.count + 1, tree: tree, version: st.version + 1}
-	if st.verdict != nil {
-		v, err := st.verdict.Extend(check, next.checkpoint(s.opts.Log.Origin))
-		if err != nil {
-			return err // unreachable: check is valid and follows the head
-		}
-		t := *st.table
-		t.Rows++
-		next.verdict, next.table = &v, &t
-	}
-	s.state.Store(next)
-	s.log.Debug("appended", "index", b.Index(), "kind", b.Header().Kind, "hash", b.Hash())
-	return nil
 }
 
 func putBlock(txn *badger.Txn, b ledger.Block, priv *ledger.Private) error {

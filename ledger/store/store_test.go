@@ -79,9 +79,14 @@ func seamLinks() map[int64]int64 { return map[int64]int64{153: 151} }
 // newStore creates a 200-row store with the documented seam and opens it.
 func newStore(t testing.TB) (*Store, string, []ledger.Block) {
 	t.Helper()
+	return newStoreWith(t, testOptions())
+}
+
+// newStoreWith is newStore with opts.
+func newStoreWith(t testing.TB, opts Options) (*Store, string, []ledger.Block) {
+	t.Helper()
 	blocks, privs := sealedHistory()
 	dir := filepath.Join(t.TempDir(), "ledger")
-	opts := testOptions()
 	if _, err := Create(dir, blocks, privs, opts); err != nil {
 		t.Fatal(err)
 	}

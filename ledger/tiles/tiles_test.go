@@ -20,7 +20,7 @@ import (
 
 // newChain initialises a real chain (Badger store, ed25519 keys) from the
 // bundled history: 224 rows.
-func newChain(t *testing.T) (*chain.Chain, string) {
+func newChain(t testing.TB) (*chain.Chain, string) {
 	t.Helper()
 	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: "proof.example/ledger",
 		Seams: []ledger.Seam{{Block: 153, Reason: "storage migration"}}}
@@ -40,7 +40,7 @@ func newChain(t *testing.T) (*chain.Chain, string) {
 	return c, opts.DataDir
 }
 
-func appendRows(t *testing.T, c *chain.Chain, n int) {
+func appendRows(t testing.TB, c *chain.Chain, n int) {
 	t.Helper()
 	for range n {
 		if _, err := c.Append(context.Background(), ledger.Entry{Kind: "audit", Payload: []byte(`{"n":1}`)}); err != nil {

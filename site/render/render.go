@@ -88,6 +88,10 @@ type Options struct {
 	// endpoints; every page then loads the live-reload script. Plain builds
 	// leave it empty, so their output stays reproducible.
 	ReloadURL string
+	// BrowserVerifier, when set, is the site path of the browser's
+	// verifier script: the home page then shows the ledger's verdict as
+	// that script computes it from the log's tiles.
+	BrowserVerifier string
 	// Cache keeps outputs between Render calls so unchanged jobs are reused.
 	Cache bool
 }
@@ -163,7 +167,7 @@ func New(opts Options) (*Renderer, error) {
 	for _, k := range opts.Keys {
 		d.str(k.KeyID, k.PublicKey, k.Role)
 	}
-	r.optsDigest = d.str(opts.ReloadURL, r.stylesheet.Path).sum()
+	r.optsDigest = d.str(opts.ReloadURL, r.stylesheet.Path, opts.BrowserVerifier).sum()
 	return r, nil
 }
 

@@ -1,0 +1,425 @@
+package lexical
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Format is the first line of a weights file.
+const Format = "lexical\tv1"
+
+// MaxClasses bounds the classes of a model, the benign class included.
+const MaxClasses = 8
+
+// Scan's bounds.
+const (
+	maxSegments = 512 // a longer text's last segment takes the rest
+	maxSpan     = 3   // segments per window, besides the whole text
+	// minWindow is the fewest features a window other than the whole text
+	// needs to be scored: a few words say too little.
+	minWindow = 16
+)
+
+// ErrFormat matches every problem in a weights file.
+var ErrFormat = errors.New("lexical: bad weights file")
+
+// Model is a trained classifier. Classes[0] is the benign class, whose
+// logit is 0; every other class has a bias and a weight per feature.
+type Model struct {
+	Classes []string
+	// Threshold is the attack probability (1 - P(benign)) at which a window
+	// counts as an attack; chosen by cross-validation on the training data.
+	Threshold float64
+	// Note is free text kept in the file's header (how it was trained).
+	Note string
+
+	bias     []float64 // per attack class
+	feats    []feature
+	weights  []float32 // feats[i]'s weights are weights[i*(k-1) : (i+1)*(k-1)]
+	keys     []uint64  // open addressing: the hash of a feature, 0 for empty
+	rows     []int32   // the feature's index for keys[i]
+	mask     uint64
+	scratchs sync.Pool
+}
+
+// feature is one feature of the model, as the file names it.
+type feature struct {
+	kind byte
+	text string
+	hash uint64
+}
+
+// attackClasses is the number of classes other than benign.
+func (m *Model) attackClasses() int { return len(m.Classes) - 1 }
+
+// Features returns how many features carry weights.
+func (m *Model) Features() int { return len(m.feats) }
+
+// index builds the hash table.
+func (m *Model) index() error {
+	size := 1
+	for size < 2*len(m.feats)+2 {
+		size <<= 1
+	}
+	m.keys = make([]uint64, size)
+	m.rows = make([]int32, size)
+	m.mask = uint64(size - 1)
+	for i, f := range m.feats {
+		h := nonzero(f.hash)
+		at := h & m.mask
+		for m.keys[at] != 0 {
+			if m.keys[at] == h {
+				return fmt.Errorf("%w: feature %c %q is listed twice (or its hash collides)", ErrFormat, f.kind, f.text)
+			}
+			at = (at + 1) & m.mask
+		}
+		m.keys[at], m.rows[at] = h, int32(i)
+	}
+	return nil
+}
+
+// nonzero keeps 0 free to mark an empty slot.
+func nonzero(h uint64) uint64 {
+	if h == 0 {
+		return 1
+	}
+	return h
+}
+
+// row returns the feature index of hash h, or -1.
+func (m *Model) row(h uint64) int32 {
+	h = nonzero(h)
+	for at := h & m.mask; ; at = (at + 1) & m.mask {
+		switch m.keys[at] {
+		case h:
+			return m.rows[at]
+		case 0:
+			return -1
+		}
+	}
+}
+
+// Parse reads a weights file (see WriteTo).
+func Parse(r io.Reader) (*Model, error) {
+	m := &Model{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20)
+	bad := func(n int, format string, args ...any) error {
+		return fmt.Errorf("%w: line %d: %s", ErrFormat, n, fmt.Sprintf(format, args...))
+	}
+	n := 0
+	var notes []string
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		if n == 1 {
+			if line != Format {
+				return nil, bad(n, "want %q first", Format)
+			}
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "# "); ok {
+			notes = append(notes, rest)
+			continue
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		switch fields[0] {
+		case "classes":
+			m.Classes = fields[1:]
+			if len(m.Classes) < 2 || len(m.Classes) > MaxClasses {
+				return nil, bad(n, "%d classes; a model has 2 to %d", len(m.Classes), MaxClasses)
+			}
+		case "threshold":
+			t, err := strconv.ParseFloat(strings.Join(fields[1:], ""), 64)
+			if err != nil || t <= 0 || t >= 1 {
+				return nil, bad(n, "threshold must be a number between 0 and 1")
+			}
+			m.Threshold = t
+		case "bias":
+			if m.Classes == nil {
+				return nil, bad(n, "bias before classes")
+			}
+			b, err := floats(fields[1:], m.attackClasses())
+			if err != nil {
+				return nil, bad(n, "bias: %v", err)
+			}
+			m.bias = b
+		case "w", "p":
+			if m.bias == nil || len(fields) < 2 {
+				return nil, bad(n, "a feature line before classes and bias, or without its text")
+			}
+			text, err := strconv.Unquote(fields[1])
+			if err != nil {
+				return nil, bad(n, "feature text: %v", err)
+			}
+			w, err := floats(fields[2:], m.attackClasses())
+			if err != nil {
+				return nil, bad(n, "feature %q: %v", text, err)
+			}
+			kind := fields[0][0]
+			m.feats = append(m.feats, feature{kind: kind, text: text, hash: hashOf(kind, []byte(text))})
+			for _, x := range w {
+				m.weights = append(m.weights, float32(x))
+			}
+		default:
+			return nil, bad(n, "unknown line %q", fields[0])
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("lexical: read: %w", err)
+	}
+	if m.Classes == nil || m.bias == nil || m.Threshold == 0 {
+		return nil, fmt.Errorf("%w: needs classes, threshold and bias", ErrFormat)
+	}
+	m.Note = strings.Join(notes, "\n")
+	if err := m.index(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// floats parses exactly k numbers.
+func floats(fields []string, k int) ([]float64, error) {
+	if len(fields) != k {
+		return nil, fmt.Errorf("%d numbers, want %d", len(fields), k)
+	}
+	out := make([]float64, k)
+	for i, f := range fields {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+// WriteTo writes the model as text: the Format line, the note as "# "
+// lines, then "classes", "threshold" and "bias" lines, then one line per
+// feature: its kind (w for a word or two, p for a prefix), its text quoted as
+// in Go, and its weight for each attack class, tab-separated.
+func (m *Model) WriteTo(w io.Writer) (int64, error) {
+	bw := bufio.NewWriter(w)
+	cw := &countWriter{w: bw}
+	fmt.Fprintln(cw, Format)
+	for l := range strings.SplitSeq(m.Note, "\n") {
+		if l != "" {
+			fmt.Fprintf(cw, "# %s\n", l)
+		}
+	}
+	fmt.Fprintf(cw, "classes\t%s\nthreshold\t%s\nbias", strings.Join(m.Classes, "\t"), num(m.Threshold))
+	for _, b := range m.bias {
+		fmt.Fprintf(cw, "\t%s", num(b))
+	}
+	fmt.Fprintln(cw)
+	k := m.attackClasses()
+	for i, f := range m.feats {
+		fmt.Fprintf(cw, "%c\t%s", f.kind, strconv.Quote(f.text))
+		for _, x := range m.weights[i*k : (i+1)*k] {
+			fmt.Fprintf(cw, "\t%s", num(float64(x)))
+		}
+		fmt.Fprintln(cw)
+	}
+	if err := bw.Flush(); err != nil {
+		return cw.n, fmt.Errorf("lexical: write: %w", err)
+	}
+	return cw.n, cw.err
+}
+
+// num formats a weight with the file's precision: four decimals, no
+// trailing zeros.
+func num(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 4, 64)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	if s == "-0" || s == "" {
+		return "0"
+	}
+	return s
+}
+
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	c.err = err
+	return n, err
+}
+
+// Result is what Scan found in a text.
+type Result struct {
+	// Attack is the highest attack probability (1 - P(benign)) of any
+	// window; Class is that window's most likely attack class (an index
+	// in Classes, never 0) and [Start, End) its bytes in the text.
+	Attack     float64
+	Class      int
+	Start, End int
+	// Max holds, per class, the highest probability any window gave it
+	// (Max[0], the benign class, is unused).
+	Max [MaxClasses]float64
+}
+
+// Flagged reports whether the best window reaches the model's threshold.
+func (m *Model) Flagged(r Result) bool { return r.Attack >= m.Threshold }
+
+// scratch is one scan's reusable memory.
+type scratch struct {
+	buf    []byte
+	segs   [][2]int
+	sums   []float64 // per segment and attack class
+	counts []int     // per segment: features
+	acc    accumulator
+}
+
+// accumulator adds a segment's feature weights.
+type accumulator struct {
+	m   *Model
+	sum []float64
+}
+
+func (a *accumulator) add(h uint64, _ byte, _ []byte) {
+	if r := a.m.row(h); r >= 0 {
+		k := len(a.sum)
+		for c, w := range a.m.weights[int(r)*k : (int(r)+1)*k] {
+			a.sum[c] += float64(w)
+		}
+	}
+}
+
+// Scan scores every window of text and returns the best.
+func (m *Model) Scan(text string) Result {
+	s, _ := m.scratchs.Get().(*scratch)
+	if s == nil {
+		s = &scratch{}
+	}
+	defer m.scratchs.Put(s)
+	k := m.attackClasses()
+	s.segs = segments(text, maxSegments, s.segs[:0])
+	ns := len(s.segs)
+	s.sums = resize(s.sums, ns*k)
+	clear(s.sums)
+	s.counts = resize(s.counts, ns)
+	s.acc.m = m
+	for i, seg := range s.segs {
+		s.buf = squash(s.buf[:0], text[seg[0]:seg[1]])
+		s.acc.sum = s.sums[i*k : (i+1)*k]
+		s.counts[i] = walk(s.buf, &s.acc)
+	}
+	var r Result
+	var logits [MaxClasses]float64
+	score := func(from, to int) {
+		n := 0
+		for i := from; i < to; i++ {
+			n += s.counts[i]
+		}
+		if n == 0 || n < minWindow && !(from == 0 && to == ns) {
+			return
+		}
+		q := 1 / math.Sqrt(float64(n))
+		for c := range k {
+			t := 0.0
+			for i := from; i < to; i++ {
+				t += s.sums[i*k+c]
+			}
+			logits[c] = m.bias[c] + t*q
+		}
+		p0, best := softmax(logits[:k])
+		if attack := 1 - p0; attack > r.Attack || r.Class == 0 {
+			r.Attack, r.Class = attack, best+1
+			r.Start, r.End = s.segs[from][0], s.segs[to-1][1]
+		}
+		for c := range k {
+			if p := probability(logits[:k], c, p0); p > r.Max[c+1] {
+				r.Max[c+1] = p
+			}
+		}
+	}
+	for from := range ns {
+		for to := from + 1; to <= min(ns, from+maxSpan); to++ {
+			score(from, to)
+		}
+	}
+	if ns > maxSpan {
+		score(0, ns)
+	}
+	return r
+}
+
+// softmax returns P(benign) for attack logits z (the benign logit is 0)
+// and the index of the largest attack logit.
+func softmax(z []float64) (p0 float64, best int) {
+	top := 0.0
+	for c, x := range z {
+		if x > z[best] {
+			best = c
+		}
+		top = max(top, x)
+	}
+	sum := math.Exp(-top)
+	for _, x := range z {
+		sum += math.Exp(x - top)
+	}
+	return math.Exp(-top) / sum, best
+}
+
+// probability returns P(class c) given P(benign) = p0.
+func probability(z []float64, c int, p0 float64) float64 {
+	return p0 * math.Exp(z[c])
+}
+
+// resize returns s with length n, reusing its array when it can.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}
+
+// Diff describes the first difference between two models, or returns ""
+// when they have the same classes, threshold, note and features, and
+// weights and biases within tol of each other.
+func Diff(a, b *Model, tol float64) string {
+	switch {
+	case strings.Join(a.Classes, ",") != strings.Join(b.Classes, ","):
+		return fmt.Sprintf("classes %v and %v", a.Classes, b.Classes)
+	case math.Abs(a.Threshold-b.Threshold) > tol:
+		return fmt.Sprintf("threshold %v and %v", a.Threshold, b.Threshold)
+	case a.Note != b.Note:
+		return fmt.Sprintf("note %q and %q", a.Note, b.Note)
+	case len(a.feats) != len(b.feats):
+		return fmt.Sprintf("%d and %d features", len(a.feats), len(b.feats))
+	}
+	for c := range a.bias {
+		if math.Abs(a.bias[c]-b.bias[c]) > tol {
+			return fmt.Sprintf("bias of %s: %v and %v", a.Classes[c+1], a.bias[c], b.bias[c])
+		}
+	}
+	k := a.attackClasses()
+	for i, f := range a.feats {
+		if f != b.feats[i] {
+			return fmt.Sprintf("feature %d: %c %q and %c %q", i, f.kind, f.text, b.feats[i].kind, b.feats[i].text)
+		}
+		for c := range k {
+			if x, y := float64(a.weights[i*k+c]), float64(b.weights[i*k+c]); math.Abs(x-y) > tol {
+				return fmt.Sprintf("weight of %c %q for %s: %v and %v", f.kind, f.text, a.Classes[c+1], x, y)
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,211 @@
+package eval
+
+import "strings"
+
+// Literals. A prefilter literal may carry word-boundary marks (wordMark at
+// either end, from a \b next to it in the expression): "\x00ai\x00"
+// counts only where "ai" is a whole word. Marks make short literals such
+// as "ai" or "dan" selective.
+
+// wordMark stands for \b at either end of a literal.
+const wordMark = "\x00"
+
+// literal is one prefilter literal.
+type literal struct {
+	core               string // what is searched for
+	wordStart, wordEnd bool   // a word boundary must hold before / after it
+}
+
+// parseLiteral reads a literal key (core with optional marks).
+func parseLiteral(key string) literal {
+	return literal{core: strings.Trim(key, wordMark), wordStart: strings.HasPrefix(key, wordMark),
+		wordEnd: strings.HasSuffix(key, wordMark) && len(key) > 1}
+}
+
+// at reports whether the literal's boundaries hold for an occurrence of
+// its core at byte offset i of s.
+func (l literal) at(s string, i int) bool {
+	return (!l.wordStart || wordBoundary(s, i)) && (!l.wordEnd || wordBoundary(s, i+len(l.core)))
+}
+
+// index returns the offset of the first occurrence of l in s at or after
+// from whose boundaries hold, or -1.
+func (l literal) index(s string, from int) int {
+	for from <= len(s) {
+		at := strings.Index(s[from:], l.core)
+		if at < 0 {
+			return -1
+		}
+		if l.at(s, from+at) {
+			return from + at
+		}
+		from += at + 1
+	}
+	return -1
+}
+
+// literalSet counts the occurrences of a fixed set of literals in a text,
+// in one pass (Aho-Corasick). The automaton is a dense table over byte
+// classes: every byte that occurs in no literal shares class 0, which
+// leads back to the root from any state.
+type literalSet struct {
+	lits    []literal
+	classes [256]uint8
+	nclass  int
+	// next[state*nclass+class] is the next state, with hasOutput set when
+	// some literal ends there.
+	next []uint16
+	// outputs[outStart[s]:outStart[s+1]] are the literals that end at
+	// state s (failure links folded in).
+	outputs  []output
+	outStart []int32
+	nstates  int
+}
+
+// newLiteralSet builds the automaton of the literal keys.
+func newLiteralSet(keys []string) *literalSet {
+	ls := &literalSet{lits: make([]literal, len(keys))}
+	for i, k := range keys {
+		ls.lits[i] = parseLiteral(k)
+		l := ls.lits[i].core
+		for j := 0; j < len(l); j++ {
+			if ls.classes[l[j]] == 0 {
+				ls.nclass++
+				ls.classes[l[j]] = uint8(ls.nclass)
+			}
+		}
+	}
+	ls.nclass++ // class 0: bytes in no literal
+	// The trie is built in the dense table itself: next[s*nclass+c] is
+	// its child (0, the root, for none, since no trie edge leads there).
+	total := 1
+	for _, lit := range ls.lits {
+		total += len(lit.core)
+	}
+	if total >= hasOutput {
+		ls.nstates = total // the caller refuses it
+		return ls
+	}
+	ls.next = make([]uint16, total*ls.nclass)
+	var ends [][]int // per state: the literals that end there
+	ends = append(ends, nil)
+	for i, lit := range ls.lits {
+		s := 0
+		for j := 0; j < len(lit.core); j++ {
+			at := s*ls.nclass + int(ls.classes[lit.core[j]])
+			if ls.next[at] == 0 {
+				ls.next[at] = uint16(len(ends))
+				ends = append(ends, nil)
+			}
+			s = int(ls.next[at])
+		}
+		ends[s] = append(ends[s], i)
+	}
+	ls.nstates = len(ends)
+	ls.next = ls.next[:ls.nstates*ls.nclass]
+	outputs := make([][]int, ls.nstates)
+	fail := make([]int, ls.nstates)
+	queue := []int{0}
+	for len(queue) > 0 {
+		s := queue[0]
+		queue = queue[1:]
+		outputs[s] = ends[s]
+		if s != 0 {
+			outputs[s] = append(append([]int(nil), ends[s]...), outputs[fail[s]]...)
+		}
+		for c := range ls.nclass {
+			at := s*ls.nclass + c
+			n := int(ls.next[at])
+			switch {
+			case n != 0:
+				if s != 0 {
+					fail[n] = int(ls.next[fail[s]*ls.nclass+c])
+				}
+				queue = append(queue, n)
+			case s != 0:
+				ls.next[at] = ls.next[fail[s]*ls.nclass+c]
+			}
+		}
+	}
+	ls.outStart = make([]int32, ls.nstates+1)
+	for s, out := range outputs {
+		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
+		for _, l := range out {
+			lit := ls.lits[l]
+			o := output{lit: int32(l), length: int32(len(lit.core))}
+			if lit.wordStart {
+				o.flags |= outWordStart
+			}
+			if lit.wordEnd {
+				o.flags |= outWordEnd
+			}
+			ls.outputs = append(ls.outputs, o)
+		}
+	}
+	for i, n := range ls.next {
+		if len(outputs[n]) > 0 {
+			ls.next[i] = n | hasOutput
+		}
+	}
+	return ls
+}
+
+// keep marks the literals whose positions scan records.
+func (ls *literalSet) keep(lits []bool) {
+	for i := range ls.outputs {
+		if lits[ls.outputs[i].lit] {
+			ls.outputs[i].flags |= outKeepAt
+		}
+	}
+}
+
+// hasOutput marks a transition into a state where literals end.
+const hasOutput = 1 << 15
+
+// output is a literal as the scan needs it at the state where it ends.
+type output struct {
+	lit    int32
+	length int32
+	flags  uint8 // outWordStart, outWordEnd, outKeepAt
+}
+
+const (
+	outWordStart = 1 << iota
+	outWordEnd
+	outKeepAt
+)
+
+// occurrence is where a literal that keeps its positions starts.
+type occurrence struct {
+	lit int32
+	at  int32
+}
+
+// scan adds to counts[i] the number of occurrences of literal i in
+// text[from:] (whose boundaries hold, read in all of text); counts has one
+// entry per literal. It appends to at the occurrences of the literals
+// marked keepAt, in text order.
+func (ls *literalSet) scan(text string, from int, counts []int32, at []occurrence) []occurrence {
+	next, classes, nclass := ls.next, &ls.classes, ls.nclass
+	s := 0
+	for i := from; i < len(text); i++ {
+		n := next[s*nclass+int(classes[text[i]])]
+		s = int(n &^ hasOutput)
+		if n&hasOutput == 0 {
+			continue
+		}
+		for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
+			start := i + 1 - int(o.length)
+			if start < from ||
+				o.flags&outWordStart != 0 && !wordBoundary(text, start) ||
+				o.flags&outWordEnd != 0 && !wordBoundary(text, i+1) {
+				continue
+			}
+			counts[o.lit]++
+			if o.flags&outKeepAt != 0 {
+				at = append(at, occurrence{lit: o.lit, at: int32(start)})
+			}
+		}
+	}
+	return at
+}

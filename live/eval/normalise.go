@@ -1,0 +1,331 @@
+package eval
+
+import (
+	"encoding/hex"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// ViewKind names one way of reading the input; the precheck scans every
+// view (see NormaliseReport.Views).
+type ViewKind string
+
+// The views. Only ViewText always exists; the others exist when they
+// differ from what they derive from.
+const (
+	ViewText       ViewKind = "text"       // the input as sent
+	ViewNormalised ViewKind = "normalised" // NFKC, invisibles removed, lookalikes folded to Latin
+	ViewLeet       ViewKind = "leet"       // leetspeak digits and symbols read as letters
+	ViewSpaced     ViewKind = "spaced"     // s p a c e d or s-p-a-c-e-d letters joined
+	ViewBase64     ViewKind = "base64"     // a base64 run, decoded
+	ViewHex        ViewKind = "hex"        // a hex run, decoded
+	ViewURL        ViewKind = "url"        // percent-encoding decoded
+	ViewROT13      ViewKind = "rot13"      // ROT13, when the text speaks of it
+	ViewTags       ViewKind = "tags"       // text hidden in Unicode tag characters
+)
+
+// encoded reports whether the view is a decoded layer.
+func (k ViewKind) encoded() bool {
+	switch k {
+	case ViewBase64, ViewHex, ViewURL, ViewROT13, ViewTags:
+		return true
+	}
+	return false
+}
+
+// view is one reading of the input.
+type view struct {
+	kind     ViewKind
+	depth    int         // decoding layers between the input and this view
+	text     string      // the view itself
+	lower    string      // text with ASCII letters lowered (same byte offsets)
+	runs     []digitSpan // digitRuns, computed on first use
+	runsDone bool
+	// regions, when set, are the only parts of the view a match could use
+	// that an earlier view did not have (around the words leetspeak or
+	// spacing changed); the scans read only them.
+	regions [][2]int
+}
+
+// regions widens the changed spans of a derived view by matchSpan and
+// merges them.
+func regions(text string, changed [][2]int) [][2]int {
+	var out [][2]int
+	for _, c := range changed {
+		w := [2]int{widenStart(text, c[0]-matchSpan, c[0]), widenEnd(text, c[1]+matchSpan)}
+		if k := len(out); k > 0 && w[0] <= out[k-1][1] {
+			out[k-1][1] = max(out[k-1][1], w[1])
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// digitSpan is a run of digits, each at most two separators (space - .
+// / ( ) + :) from the next: the shape of card, account, phone and identity
+// numbers.
+type digitSpan struct{ start, end, digits int }
+
+// digitRuns returns the view's digit runs, computed once.
+func (v *view) digitRuns() []digitSpan {
+	if v.runsDone {
+		return v.runs
+	}
+	v.runsDone = true
+	cur, gap := digitSpan{start: -1}, 0
+	for i := 0; i <= len(v.text); i++ {
+		c := byte(0)
+		if i < len(v.text) {
+			c = v.text[i]
+		}
+		switch {
+		case c >= '0' && c <= '9':
+			if cur.start < 0 {
+				cur.start = i
+			}
+			cur.digits++
+			cur.end = i + 1
+			gap = 0
+		case cur.start >= 0 && gap < 2 && (c == ' ' || c == '-' || c == '.' || c == '/' || c == '(' || c == ')' || c == '+' || c == ':'):
+			gap++
+		default:
+			if cur.start >= 0 {
+				v.runs = append(v.runs, cur)
+			}
+			cur, gap = digitSpan{start: -1}, 0
+		}
+	}
+	return v.runs
+}
+
+// digitRun returns the most digits in one of the view's runs.
+func (v *view) digitRun() int {
+	n := 0
+	for _, r := range v.digitRuns() {
+		n = max(n, r.digits)
+	}
+	return n
+}
+
+// ViewInfo describes one scanned view, without its text.
+type ViewInfo struct {
+	Kind  ViewKind `json:"kind"`
+	Depth int      `json:"depth"`
+	Bytes int      `json:"bytes"`
+}
+
+// NormaliseReport is what the normalise stage found and produced.
+type NormaliseReport struct {
+	Changed        bool       `json:"changed"`           // the normalised view differs from the input
+	Invisible      int        `json:"invisible_removed"` // suspicious invisible characters removed
+	Bidi           int        `json:"bidi_controls"`     // bidirectional controls removed
+	TagChars       int        `json:"tag_chars"`         // Unicode tag characters removed
+	Controls       int        `json:"controls"`          // other control characters replaced by spaces
+	Homoglyphs     int        `json:"homoglyphs_folded"` // lookalike letters folded to Latin
+	HomoglyphWords int        `json:"homoglyph_words"`   // words that mix scripts or are lookalike-only in Latin text
+	LeetTokens     int        `json:"leet_tokens"`       // words written with leetspeak digits or symbols
+	Views          []ViewInfo `json:"views"`
+	// DecodeBounded says decoding stopped at a bound (depth, views or
+	// bytes), so some deeper layer may not have been read.
+	DecodeBounded bool `json:"decode_bounded"`
+}
+
+// normaliser builds the views of one input within the limits.
+type normaliser struct {
+	lim   Limits
+	rep   *NormaliseReport
+	views []view
+	bytes int // decoded bytes so far
+}
+
+// build fills the views and the report for text.
+func (n *normaliser) build(text string) []view {
+	n.views = append(n.views, newView(ViewText, 0, text))
+	normalised, tags := n.normalise(text)
+	if normalised != text {
+		n.rep.Changed = true
+		n.views = append(n.views, newView(ViewNormalised, 0, normalised))
+	}
+	base := n.views[len(n.views)-1]
+	if leet, changed := n.deleet(base.lower); leet != "" {
+		v := newView(ViewLeet, 0, leet)
+		v.regions = regions(leet, changed)
+		n.views = append(n.views, v)
+	}
+	if spaced, changed := unspace(base.lower); spaced != "" {
+		v := newView(ViewSpaced, 0, spaced)
+		v.regions = regions(spaced, changed)
+		n.views = append(n.views, v)
+	}
+	if tags != "" {
+		n.add(ViewTags, 1, tags, nil)
+	}
+	n.decode(base, 1)
+	n.rep.Views = make([]ViewInfo, len(n.views))
+	for i, v := range n.views {
+		n.rep.Views[i] = ViewInfo{Kind: v.kind, Depth: v.depth, Bytes: len(v.text)}
+	}
+	return n.views
+}
+
+// newView makes a view and its lowered twin.
+func newView(kind ViewKind, depth int, text string) view {
+	return view{kind: kind, depth: depth, text: text, lower: lowerASCII(text)}
+}
+
+// add normalises a decoded layer and adds it as a view, within the bounds;
+// it returns false when a bound stopped it.
+func (n *normaliser) add(kind ViewKind, depth int, decoded string, changed [][2]int) bool {
+	if len(n.views) >= n.lim.MaxViews || n.bytes+len(decoded) > n.lim.MaxDecodedBytes {
+		n.rep.DecodeBounded = true
+		return false
+	}
+	n.bytes += len(decoded)
+	text, _ := n.normalise(decoded)
+	v := newView(kind, depth, text)
+	if changed != nil && text == decoded { // offsets still hold
+		v.regions = regions(text, changed)
+	}
+	n.views = append(n.views, v)
+	if depth < n.lim.MaxDecodeDepth {
+		n.decode(v, depth+1)
+	} else if hasEncodedRun(v.text) {
+		n.rep.DecodeBounded = true
+	}
+	return true
+}
+
+// decode adds a view for each encoded layer found in v, at depth.
+func (n *normaliser) decode(v view, depth int) {
+	for _, run := range encodedRuns(v.text) {
+		var decoded []byte
+		kind := ViewBase64
+		if isHex(run) {
+			kind = ViewHex
+			decoded, _ = hex.DecodeString(stripHexSeparators(run))
+		} else {
+			decoded = decodeBase64(run)
+		}
+		if textual(decoded) && !n.add(kind, depth, string(decoded), nil) {
+			return
+		}
+	}
+	if strings.Count(v.text, "%") >= 3 {
+		if u, changed := percentDecode(v.text); changed != nil && textual([]byte(u)) && !n.add(ViewURL, depth, u, changed) {
+			return
+		}
+	}
+	if depth == 1 && mentionsROT13(v.lower) {
+		n.add(ViewROT13, depth, rot13(v.text), nil)
+	}
+}
+
+// plainASCII reports whether s is printable ASCII, tabs and line breaks
+// only, which normalisation leaves as it is.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// normalise removes invisible, bidirectional and tag characters (counting
+// them, and returning the ASCII the tags spelled), applies NFKC and folds
+// lookalike letters to Latin.
+func (n *normaliser) normalise(s string) (out, tags string) {
+	if plainASCII(s) {
+		return s, ""
+	}
+	var b, t strings.Builder
+	b.Grow(len(s))
+	rtl := hasRTL(s)
+	var prev rune
+	for i, r := range s {
+		next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+		switch {
+		case r >= 0xE0000 && r <= 0xE007F:
+			n.rep.TagChars++
+			if r >= 0xE0020 && r <= 0xE007E {
+				t.WriteByte(byte(r - 0xE0000))
+			}
+		case isBidiControl(r):
+			n.rep.Bidi++
+		case r == 0x200E || r == 0x200F || r == 0x061C: // directional marks
+			if !rtl {
+				n.rep.Invisible++
+			}
+		case r == 0xFE0E || r == 0xFE0F || r >= 0xE0100 && r <= 0xE01EF: // variation selectors
+		case r == 0x200C || r == 0x200D: // joiners: legitimate inside emoji and many scripts
+			if isASCIILetter(prev) && isASCIILetter(next) {
+				n.rep.Invisible++
+			}
+		case isInvisible(r):
+			n.rep.Invisible++
+		case r == utf8.RuneError || unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r':
+			n.rep.Controls++
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+		prev = r
+	}
+	out = b.String()
+	if !norm.NFKC.IsNormalString(out) {
+		out = norm.NFKC.String(out)
+	}
+	return n.fold(out), t.String()
+}
+
+// isBidiControl reports the embedding, override and isolate controls.
+func isBidiControl(r rune) bool {
+	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
+}
+
+// isInvisible reports characters that render as nothing.
+func isInvisible(r rune) bool {
+	switch {
+	case r == 0x00AD, r == 0x034F, r == 0x115F, r == 0x1160, r == 0x17B4, r == 0x17B5,
+		r >= 0x180B && r <= 0x180F, r == 0x200B, r >= 0x2060 && r <= 0x2064, r >= 0x206A && r <= 0x206F,
+		r == 0x3164, r == 0xFEFF, r == 0xFFA0, r >= 0xFFF9 && r <= 0xFFFB, r == 0x2800:
+		return true
+	}
+	return false
+}
+
+func isASCIILetter(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' }
+
+// hasRTL reports whether s holds Hebrew or Arabic letters, where
+// directional marks are ordinary.
+func hasRTL(s string) bool {
+	for _, r := range s {
+		if r >= 0x0590 && r <= 0x08FF || r >= 0xFB1D && r <= 0xFEFC {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerASCII lowers ASCII letters only, keeping byte offsets.
+func lowerASCII(s string) string {
+	i := 0
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	if i == len(s) {
+		return s
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,797 @@
+package eval
+
+import (
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// maxCandidates bounds the regex matches a validator checks per view.
+const maxCandidates = 32
+
+// compiled is a Pattern ready to run.
+type compiled struct {
+	*Pattern
+	branches  []branch // the regex cut at its top-level alternatives
+	validate  matchValidator
+	signal    func(*scan) int
+	charViews bool // also read the leetspeak, spaced and ROT13 views
+}
+
+// branch is one top-level alternative of a pattern's regex.
+type branch struct {
+	re        *regexp.Regexp
+	wordStart bool    // the branch started with \b, which match checks itself
+	group     bool    // the branch has a capture group; validators read the first that took part
+	filter    *pfNode // prefilter; literals indexed in precheck.literals
+	// anchors are sets of literals (indices) every match contains one of;
+	// windows are cut around the occurrences of the set that occurs least.
+	// nil scans the whole view.
+	anchors [][]int
+	// leads, when every match starts with one of a few literals, are those
+	// literals' indices: the branch is then tried only where one of them
+	// occurs, by at, the branch anchored at the start of its input. nil
+	// when the branch has no such set; it then runs on windows.
+	leads []int
+	at    *regexp.Regexp
+	// follows are sets of literals (indices) that every match of a lead
+	// branch holds one of besides its lead: an attempt is made only where
+	// one of each occurs within leadSpan bytes after the lead.
+	follows [][]int
+	// lineStart says a lead must start its line, after white space.
+	lineStart bool
+}
+
+// leadSpan bounds the bytes an anchored attempt reads after its lead.
+const leadSpan = 256
+
+// precheck is the compiled pattern set.
+type precheck struct {
+	patterns []compiled
+	literals []string
+	index    map[string]int
+	set      *literalSet // finds every literal in one pass per view
+}
+
+// compilePatterns checks and compiles every pattern; it reports every
+// problem, joined.
+func compilePatterns(ps []Pattern) (*precheck, error) {
+	pc := &precheck{patterns: make([]compiled, len(ps)), index: map[string]int{}}
+	// Compiling the expressions is the slow part and needs nothing shared:
+	// it runs on every core; numbering the literals, after, does not.
+	drafts := make([]patternDraft, len(ps))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := range next {
+				drafts[i] = draftPattern(&ps[i])
+			}
+		})
+	}
+	for i := range ps {
+		if ps[i].Regex != "" {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	var errs []error
+	bad := func(id, format string, args ...any) {
+		errs = append(errs, &DataError{File: PatternsFile, Pattern: id, Msg: fmt.Sprintf(format, args...)})
+	}
+	for i := range ps {
+		p := &ps[i]
+		c := compiled{Pattern: p, charViews: p.Category != Secrets && p.Category != PersonalData}
+		if p.Validator != "" {
+			c.validate = matchValidators[p.Validator]
+			c.signal = signalValidators[p.Validator]
+			switch {
+			case c.validate == nil && c.signal == nil:
+				bad(p.ID, "unknown validator %q", p.Validator)
+			case c.signal != nil && p.Regex != "":
+				bad(p.ID, "validator %q reads the normalisation's findings and takes no regex", p.Validator)
+			case c.validate != nil && p.Regex == "":
+				bad(p.ID, "validator %q checks regex matches and needs a regex", p.Validator)
+			}
+		}
+		if p.Regex != "" {
+			for _, d := range drafts[i].branches {
+				c.branches = append(c.branches, pc.finish(d))
+			}
+			for _, err := range drafts[i].errs {
+				bad(p.ID, "%v", err)
+			}
+		}
+		pc.patterns[i] = c
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	pc.set = newLiteralSet(pc.literals)
+	if pc.set.nstates >= hasOutput {
+		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
+	}
+	keep := make([]bool, len(pc.literals))
+	for i := range pc.patterns {
+		for _, b := range pc.patterns[i].branches {
+			for _, l := range b.leads {
+				keep[l] = true
+			}
+			for _, set := range b.follows {
+				for _, l := range set {
+					keep[l] = true
+				}
+			}
+		}
+	}
+	pc.set.keep(keep)
+	return pc, nil
+}
+
+// part is one branch's source, with its lead set when it has one.
+type part struct {
+	src  string
+	lead *lead
+}
+
+// split cuts an expression into its top-level alternatives, each with its
+// leading flags. When leads is set, an alternative's lead set is found
+// (leadsOf); one with none is cut further, when its leading group can be
+// distributed (branchesOf).
+func split(src string, leads bool) ([]part, error) {
+	var out []part
+	flags, body := globalFlags(src)
+	for _, alt := range splitTop(body) {
+		if !leads {
+			out = append(out, part{src: flags + alt})
+			continue
+		}
+		l, err := leadsOf(flags + alt)
+		if err != nil {
+			return nil, err
+		}
+		if l != nil {
+			out = append(out, part{src: flags + alt, lead: l})
+			continue
+		}
+		for _, b := range branchesOf(flags+alt, maxBranches) {
+			l, err := leadsOf(b)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, part{src: b, lead: l})
+		}
+	}
+	return out, nil
+}
+
+// branch compiles one alternative with its prefilter and anchor. A
+// leading \b is checked by match itself when that leaves the expression a
+// strong literal prefix (Go's regexp then skips to the prefix's
+// occurrences); a branch without one is run only on windows around its
+// anchor.
+// patternDraft is one pattern's compiled branches before their literals
+// are numbered, and the problems found.
+type patternDraft struct {
+	branches []branchDraft
+	errs     []error
+}
+
+// branchDraft is a branch before its literals are numbered.
+type branchDraft struct {
+	branch
+	filter     *pfNode    // literals not yet interned
+	leadKeys   []string   // the lead set's literal keys
+	anchorSets [][]string // anchorsOf(filter)
+}
+
+// draftPattern checks and compiles one pattern's expression, branch by
+// branch.
+func draftPattern(p *Pattern) patternDraft {
+	var d patternDraft
+	parts, err := split(p.Regex, !p.CaseSensitive && p.MinDigits == 0)
+	if err != nil {
+		d.errs = append(d.errs, fmt.Errorf("regex: %w", err))
+		return d
+	}
+	for _, pt := range parts {
+		b, err := draftBranch(pt, p)
+		if err != nil {
+			d.errs = append(d.errs, fmt.Errorf("branch %s: %w", pt.src, err))
+			continue
+		}
+		d.branches = append(d.branches, b)
+	}
+	return d
+}
+
+// draftBranch compiles one alternative with its prefilter and, when it
+// has a lead set, anchored at its start (see findLead); otherwise with
+// the anchors its windows are cut around. A leading \b is checked by
+// match itself when that leaves the expression a strong literal prefix
+// (Go's regexp then skips to the prefix's occurrences).
+func draftBranch(pt part, p *Pattern) (branchDraft, error) {
+	src := pt.src
+	var tree *syntax.Regexp
+	if pt.lead != nil {
+		tree = pt.lead.tree // the same literals, less a leading word mark
+	} else {
+		var err error
+		if tree, err = syntax.Parse(src, syntax.Perl); err != nil {
+			return branchDraft{}, err
+		}
+	}
+	if !p.CaseSensitive {
+		if r, ok := upperLiteral(tree); ok {
+			return branchDraft{}, fmt.Errorf("regex holds the upper-case letter %q but reads lowered text: write it in lower case, or set case_sensitive", r)
+		}
+	}
+	d := branchDraft{filter: prefilterOf(tree)}
+	if len(p.Prefilter) > 0 {
+		d.filter = &pfNode{op: pfOr}
+		for _, l := range p.Prefilter {
+			d.filter.subs = append(d.filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
+		}
+	}
+	if l := pt.lead; l != nil {
+		at, err := l.anchored()
+		if err != nil {
+			return branchDraft{}, err
+		}
+		d.at, d.group, d.lineStart, d.leadKeys = at, at.NumSubexp() > 0, l.lineStart, l.keys
+		d.anchorSets = anchorsOf(d.filter)
+		return d, nil
+	}
+	re, err := regexp.Compile(src)
+	if err != nil {
+		return branchDraft{}, err
+	}
+	d.re, d.group = re, re.NumSubexp() > 0
+	if stripped, ok := stripWordStart(src); ok {
+		if re2, err := regexp.Compile(stripped); err == nil && strongPrefix(re2) {
+			d.re, d.wordStart = re2, true
+		}
+	}
+	if !strongPrefix(d.re) {
+		d.anchorSets = anchorsOf(d.filter)
+	}
+	return d, nil
+}
+
+// finish numbers a draft's literals: its prefilter's, its leads', and its
+// anchors' (which, for a lead branch, become its follow sets, less the
+// lead set itself).
+func (pc *precheck) finish(d branchDraft) branch {
+	b := d.branch
+	b.filter = pc.intern(d.filter)
+	for _, k := range d.leadKeys {
+		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
+	}
+	for _, set := range d.anchorSets {
+		var idx []int
+		for _, lit := range set {
+			idx = append(idx, pc.index[lit])
+		}
+		switch {
+		case b.leads == nil:
+			b.anchors = append(b.anchors, idx)
+		case !sameSet(idx, b.leads):
+			b.follows = append(b.follows, idx)
+		}
+	}
+	return b
+}
+
+// strongPrefix reports whether re starts with a literal rare enough for
+// the engine's skipping to pay: three bytes or more, and not a stop word.
+func strongPrefix(re *regexp.Regexp) bool {
+	prefix, _ := re.LiteralPrefix()
+	return len(prefix) >= 3 && !stopWords[prefix]
+}
+
+// intern copies a prefilter tree, numbering its literals.
+func (pc *precheck) intern(n *pfNode) *pfNode {
+	out := &pfNode{op: n.op, lit: n.lit}
+	if n.op == pfLit {
+		at, ok := pc.index[n.lit]
+		if !ok {
+			at = len(pc.literals)
+			pc.index[n.lit] = at
+			pc.literals = append(pc.literals, n.lit)
+		}
+		out.idx = at
+	}
+	for _, s := range n.subs {
+		out.subs = append(out.subs, pc.intern(s))
+	}
+	return out
+}
+
+// upperLiteral finds an upper-case letter a case-sensitive regex would
+// need in a literal, which lowered text never has.
+func upperLiteral(re *syntax.Regexp) (rune, bool) {
+	if re.Op == syntax.OpLiteral && re.Flags&syntax.FoldCase == 0 {
+		for _, r := range re.Rune {
+			if unicode.IsUpper(r) {
+				return r, true
+			}
+		}
+	}
+	for _, sub := range re.Sub {
+		if r, ok := upperLiteral(sub); ok {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// hit is where a pattern first matched.
+type hit struct {
+	found  bool
+	view   ViewKind
+	depth  int
+	offset int // byte offset in the view
+	length int
+}
+
+// scan is the precheck's working state for one text.
+type scan struct {
+	views  []view
+	norm   NormaliseReport
+	hits   []hit
+	counts []int32      // per literal: its occurrences in the current view
+	occ    []occurrence // where the lead literals occur in the current view, in text order
+	// positions are occ's offsets by literal: literal l's are
+	// positions[start[l]:start[l+1]] (sortOccurrences).
+	positions []int32
+	start     []int32
+	fill      []int32
+	windows   [][2]int
+	// hiddenEncoded and hiddenChars count the patterns (other than
+	// obfuscation ones) that matched only in a decoded layer, or only once
+	// character tricks were undone.
+	hiddenEncoded, hiddenChars int
+}
+
+// run scans every view with every pattern whose scope covers side.
+func (pc *precheck) run(s *scan, side Scope) {
+	s.hits = resize(s.hits, len(pc.patterns))
+	clear(s.hits)
+	// When there is a normalised view, it is read first and the input as
+	// sent only by the patterns that read raw characters (secrets, personal
+	// data). What the normalised view found counts as found in the input
+	// when the matched text is there as it stands (seen, not hidden by
+	// character tricks).
+	normalised := len(s.views) > 1 && s.views[1].kind == ViewNormalised
+	for vi := range s.views {
+		if normalised && vi == 0 {
+			continue
+		}
+		v := &s.views[vi]
+		pc.read(s, v)
+		for i := range pc.patterns {
+			c := &pc.patterns[i]
+			if c.branches == nil || s.hits[i].found || !c.Scope.covers(side) {
+				continue
+			}
+			if !c.charViews && (v.kind == ViewLeet || v.kind == ViewSpaced || v.kind == ViewROT13) {
+				continue
+			}
+			if off, n, ok := pc.match(c, s, v); ok {
+				s.hits[i] = hit{found: true, view: v.kind, depth: v.depth, offset: off, length: n}
+			}
+		}
+		if normalised && vi == 1 {
+			text := &s.views[0]
+			for i := range pc.patterns {
+				h := &s.hits[i]
+				if !h.found || !pc.patterns[i].charViews {
+					continue
+				}
+				if at := strings.Index(text.lower, v.lower[h.offset:h.offset+h.length]); at >= 0 {
+					*h = hit{found: true, view: text.kind, depth: text.depth, offset: at, length: h.length}
+				}
+			}
+			pc.read(s, text)
+			for i := range pc.patterns {
+				c := &pc.patterns[i]
+				if c.branches == nil || c.charViews || !c.Scope.covers(side) {
+					continue
+				}
+				if off, n, ok := pc.match(c, s, text); ok {
+					s.hits[i] = hit{found: true, view: text.kind, depth: text.depth, offset: off, length: n}
+				}
+			}
+		}
+	}
+	for i := range pc.patterns {
+		c := &pc.patterns[i]
+		h := s.hits[i]
+		if !h.found || c.Category == Obfuscation || c.Severity == Info {
+			continue
+		}
+		switch {
+		case h.view.encoded():
+			s.hiddenEncoded++
+		case h.view != ViewText:
+			s.hiddenChars++
+		}
+	}
+	for i := range pc.patterns {
+		c := &pc.patterns[i]
+		if c.signal != nil && c.Scope.covers(side) && float64(c.signal(s)) >= max(c.Threshold, 1) {
+			s.hits[i] = hit{found: true, view: ViewNormalised}
+		}
+	}
+}
+
+// match runs one pattern's branches on one view, each behind its
+// prefilter and only around its anchor's occurrences.
+func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok bool) {
+	if c.MinDigits > 0 && v.digitRun() < c.MinDigits {
+		return 0, 0, false
+	}
+	for i := range c.branches {
+		b := &c.branches[i]
+		if b.leads != nil && !s.anyOccurs(b.leads) || !pc.holds(b.filter, s) {
+			continue
+		}
+		text := v.lower
+		if c.CaseSensitive {
+			text = v.text
+		}
+		if b.leads != nil {
+			if off, n, ok := pc.findLead(c, b, s, v, text); ok {
+				return off, n, true
+			}
+			continue
+		}
+		ws := pc.windows(b, s, v.lower)
+		switch {
+		case v.regions != nil:
+			ws = clip(ws, v.regions)
+		case c.MinDigits > 0 && b.anchors == nil && !strongPrefix(b.re):
+			ws = s.digitWindows(v, c.MinDigits)
+		}
+		for _, w := range ws {
+			if off, n, ok := pc.find(c, b, v, text, w); ok {
+				return off, n, true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// find looks for a (validated) match of branch b in text[w[0]:w[1]].
+func (pc *precheck) find(c *compiled, b *branch, v *view, text string, w [2]int) (offset, length int, ok bool) {
+	win := text[w[0]:w[1]]
+	if c.validate == nil && !b.wordStart {
+		loc := b.re.FindStringIndex(win)
+		if loc == nil {
+			return 0, 0, false
+		}
+		return w[0] + loc[0], loc[1] - loc[0], true
+	}
+	for pos, tries := 0, 0; pos <= len(win) && tries < maxCandidates; tries++ {
+		m := b.re.FindStringSubmatchIndex(win[pos:])
+		if m == nil {
+			return 0, 0, false
+		}
+		start, end := w[0]+pos+m[0], w[0]+pos+m[1]
+		next := pos + m[1]
+		if m[1] == m[0] {
+			next++
+		}
+		if b.wordStart && !wordBoundary(text, start) {
+			pos += m[0] + 1
+			continue
+		}
+		pos = next
+		if c.validate == nil {
+			return start, end - start, true
+		}
+		lo, hi := start, end
+		for g := 2; b.group && g+1 < len(m); g += 2 { // the first group that took part
+			if m[g] >= 0 {
+				lo, hi = start+(m[g]-m[0]), start+(m[g+1]-m[0])
+				break
+			}
+		}
+		if c.validate(v.text[lo:hi], c.Threshold) { // the validator reads the view's own case
+			return start, end - start, true
+		}
+	}
+	return 0, 0, false
+}
+
+// findLead tries branch b where one of its lead literals occurs (within
+// the view's regions, when it has them), anchored there.
+func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text string) (offset, length int, ok bool) {
+	for _, l := range b.leads {
+		for _, at32 := range s.occurrences(l) {
+			at := int(at32)
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, at) || b.lineStart && !startsLine(text, at) {
+				continue
+			}
+			win := text[at:min(len(text), at+leadSpan)]
+			if c.validate == nil {
+				if loc := b.at.FindStringIndex(win); loc != nil {
+					return at, loc[1], true
+				}
+				continue
+			}
+			m := b.at.FindStringSubmatchIndex(win)
+			if m == nil {
+				continue
+			}
+			lo, hi := at, at+m[1]
+			for g := 2; b.group && g+1 < len(m); g += 2 { // the first group that took part
+				if m[g] >= 0 {
+					lo, hi = at+m[g], at+m[g+1]
+					break
+				}
+			}
+			if c.validate(v.text[lo:hi], c.Threshold) {
+				return at, m[1], true
+			}
+		}
+	}
+	return 0, 0, false
+}
+
+// read finds the literals in a view's lowered text (only in its regions,
+// when it has them): their counts, and where the lead literals occur.
+func (pc *precheck) read(s *scan, v *view) {
+	s.counts = resize(s.counts, len(pc.literals))
+	clear(s.counts)
+	s.occ = s.occ[:0]
+	if v.regions == nil {
+		s.occ = pc.set.scan(v.lower, 0, s.counts, s.occ)
+	}
+	for _, r := range v.regions {
+		s.occ = pc.set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
+	}
+	s.sortOccurrences(len(pc.literals))
+}
+
+// anyOccurs reports whether one of the literals occurs in the view.
+func (s *scan) anyOccurs(lits []int) bool {
+	for _, l := range lits {
+		if s.counts[l] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// followed reports whether each of b's follow sets has a literal that
+// occurs within leadSpan bytes after at (where a lead occurs).
+func (s *scan) followed(b *branch, at int) bool {
+	for _, set := range b.follows {
+		found := false
+		for _, l := range set {
+			pos := s.occurrences(l)
+			i, _ := slices.BinarySearch(pos, int32(at))
+			if i < len(pos) && int(pos[i]) < at+leadSpan {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// sameSet reports whether a and b hold the same indices.
+func sameSet(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// occurrences returns where literal l (one the set keeps positions of)
+// occurs in the current view.
+func (s *scan) occurrences(l int) []int32 {
+	return s.positions[s.start[l]:s.start[l+1]]
+}
+
+// sortOccurrences buckets the view's occurrences by literal (a counting
+// sort that keeps text order within a literal), for occurrences.
+func (s *scan) sortOccurrences(nlits int) {
+	s.start = resize(s.start, nlits+1)
+	clear(s.start)
+	for _, o := range s.occ {
+		s.start[o.lit+1]++
+	}
+	for i := 1; i <= nlits; i++ {
+		s.start[i] += s.start[i-1]
+	}
+	s.positions = resize(s.positions, len(s.occ))
+	fill := s.fill[:0]
+	fill = append(fill, s.start[:nlits]...)
+	for _, o := range s.occ {
+		s.positions[fill[o.lit]] = o.at
+		fill[o.lit]++
+	}
+	s.fill = fill
+}
+
+// clip cuts sorted windows down to their overlap with sorted regions, in
+// place.
+func clip(ws, regions [][2]int) [][2]int {
+	out := ws[:0]
+	for _, w := range ws {
+		for _, r := range regions {
+			lo, hi := max(w[0], r[0]), min(w[1], r[1])
+			if lo < hi {
+				out = append(out, [2]int{lo, hi})
+			}
+		}
+	}
+	return out
+}
+
+// startsLine reports whether only spaces and tabs stand between the start
+// of text[i]'s line and i.
+func startsLine(text string, i int) bool {
+	for i > 0 {
+		switch text[i-1] {
+		case '\n':
+			return true
+		case ' ', '\t', '\r', '\f':
+			i--
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// inRegions reports whether offset i is inside one of the regions.
+func inRegions(regions [][2]int, i int) bool {
+	for _, r := range regions {
+		if i >= r[0] && i < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// digitWindows returns windows around the view's runs of at least min
+// digits (see view.digitRun): the runs a digit pattern can match, with
+// room before them for a label ("passport number:") and after for a
+// suffix.
+func (s *scan) digitWindows(v *view, min int) [][2]int {
+	s.windows = s.windows[:0]
+	for _, r := range v.digitRuns() {
+		if r.digits < min {
+			continue
+		}
+		w := [2]int{widenStart(v.lower, r.start-48, r.start), widenEnd(v.lower, r.end+8)}
+		if n := len(s.windows); n > 0 && w[0] <= s.windows[n-1][1] {
+			s.windows[n-1][1] = max(s.windows[n-1][1], w[1])
+			continue
+		}
+		s.windows = append(s.windows, w)
+	}
+	return s.windows
+}
+
+// holds evaluates a prefilter tree on the view's literals.
+func (pc *precheck) holds(n *pfNode, s *scan) bool {
+	switch n.op {
+	case pfLit:
+		return s.counts[n.idx] > 0
+	case pfAnd:
+		for _, sub := range n.subs {
+			if !pc.holds(sub, s) {
+				return false
+			}
+		}
+		return true
+	case pfOr:
+		for _, sub := range n.subs {
+			if pc.holds(sub, s) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// windows returns the merged ranges of lower, matchSpan bytes either side
+// of every occurrence of b's least frequent anchor, widened so a window
+// does not start or end inside a word; the whole view when b has no
+// anchor.
+func (pc *precheck) windows(b *branch, s *scan, lower string) [][2]int {
+	s.windows = s.windows[:0]
+	var anchor []int
+	least := int32(-1)
+	for _, set := range b.anchors {
+		n := int32(0)
+		for _, l := range set {
+			n += s.counts[l]
+		}
+		if least < 0 || n < least {
+			anchor, least = set, n
+		}
+	}
+	if anchor == nil || int(least)*2*matchSpan > len(lower) { // windows would cover it all
+		return append(s.windows, [2]int{0, len(lower)})
+	}
+	for _, l := range anchor {
+		if s.counts[l] == 0 {
+			continue
+		}
+		lit := pc.set.lits[l]
+		for at := lit.index(lower, 0); at >= 0; at = lit.index(lower, at+len(lit.core)) {
+			s.windows = append(s.windows, [2]int{widenStart(lower, at-matchSpan, at), widenEnd(lower, at+len(lit.core)+matchSpan)})
+		}
+	}
+	slices.SortFunc(s.windows, func(a, b [2]int) int { return a[0] - b[0] })
+	merged := s.windows[:0]
+	for _, w := range s.windows {
+		if n := len(merged); n > 0 && w[0] <= merged[n-1][1] {
+			merged[n-1][1] = max(merged[n-1][1], w[1])
+			continue
+		}
+		merged = append(merged, w)
+	}
+	s.windows = merged
+	return merged
+}
+
+// widenStart moves a window's start back to the start of a line (if one
+// is within matchSpan bytes) or of a word (within 64 bytes), or to 0, so
+// that ^ and \b read the window as they would the view. at is the anchor.
+func widenStart(s string, i, at int) int {
+	if i <= 0 {
+		return 0
+	}
+	if nl := strings.LastIndexByte(s[max(0, i-matchSpan):at], '\n'); nl >= 0 && max(0, i-matchSpan)+nl+1 <= i {
+		return max(0, i-matchSpan) + nl + 1
+	}
+	for j := i; j > 0 && j > i-64; j-- {
+		if c := s[j-1]; c == ' ' || c == '\n' || c == '\t' {
+			return j
+		}
+	}
+	return i
+}
+
+// widenEnd moves a window's end forward to white space (at most 64 bytes),
+// or to the end.
+func widenEnd(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	for j := i; j < len(s) && j < i+64; j++ {
+		if c := s[j]; c == ' ' || c == '\n' || c == '\t' {
+			return j
+		}
+	}
+	return i
+}
+
+// resize returns s with length n, reusing its array when it can.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}

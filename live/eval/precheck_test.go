@@ -1,0 +1,91 @@
+package eval
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"regexp"
+	"testing"
+)
+
+// corpusTexts reads the texts of the project's corpus (both splits).
+func corpusTexts(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, f := range []string{"testdata/corpus/dev.jsonl", "testdata/corpus/heldout.jsonl"} {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var s struct{ Text string }
+			if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, s.Text)
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// TestPrecheckMatchesPlainRegex checks the precheck's machinery (branches,
+// literal prefilters, windows, stripped word boundaries) against each
+// pattern's regex run plainly over the whole view, on every corpus text
+// and every example: both must find a (validated) match, or neither.
+func TestPrecheckMatchesPlainRegex(t *testing.T) {
+	e, _ := hookedEvaluator(t, false)
+	var texts []string
+	for i, s := range corpusTexts(t) { // every eighth, to keep the test quick under -race
+		if i%8 == 0 {
+			texts = append(texts, s)
+		}
+	}
+	for i := range e.pre.patterns {
+		c := &e.pre.patterns[i]
+		texts = append(texts, c.Examples.Positive...)
+		texts = append(texts, c.Examples.Negative...)
+	}
+	s := &scan{counts: make([]int32, len(e.pre.literals))}
+	for i := range e.pre.patterns {
+		c := &e.pre.patterns[i]
+		if c.branches == nil {
+			continue
+		}
+		plain := regexp.MustCompile(c.Regex)
+		for _, text := range texts {
+			v := newView(ViewText, 0, text)
+			e.pre.read(s, &v)
+			_, _, got := e.pre.match(c, s, &v)
+			if c.MinDigits > 0 && v.digitRun() < c.MinDigits {
+				if got {
+					t.Errorf("%s: matched %q below its digit gate", c.ID, text)
+				}
+				continue
+			}
+			in := v.lower
+			if c.CaseSensitive {
+				in = v.text
+			}
+			want := false
+			for _, m := range plain.FindAllStringSubmatchIndex(in, maxCandidates) {
+				lo, hi := m[0], m[1]
+				for g := 2; g+1 < len(m); g += 2 {
+					if m[g] >= 0 {
+						lo, hi = m[g], m[g+1]
+						break
+					}
+				}
+				if c.validate == nil || c.validate(v.text[lo:hi], c.Threshold) {
+					want = true
+					break
+				}
+			}
+			if got != want {
+				t.Errorf("%s on %.120q: precheck %v, plain regex %v", c.ID, text, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,21 @@
+// Package quality measures the evaluator: labelled samples (JSON lines),
+// the project's corpus generator, the scoring of predictions, and the
+// substring heuristic the evaluator is compared with.
+//
+// Scoring. A sample is flagged when the evaluator's decision is not allow.
+// For each attack category C (a label's category):
+//
+//   - recall is the share of C's samples that are flagged (detection);
+//   - precision is the share of the flagged samples whose primary
+//     predicted category maps to C that are labelled C (attribution);
+//   - F1 is their harmonic mean.
+//
+// The overall row is binary (attack against benign): precision, recall and
+// F1 of "flagged", and the false-positive rate, the share of benign samples
+// flagged.
+//
+// The project's corpus (live/eval/testdata/corpus) has a development split
+// for tuning and a held-out split for reporting; Generate rebuilds both,
+// deterministically, from the hand-written sources and a seeded generator
+// of secrets, personal data and obfuscations.
+package quality

@@ -1,0 +1,415 @@
+package eval
+
+import (
+	"encoding/base64"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// homoglyphs maps letters that look like Latin ones (Cyrillic, Greek,
+// Armenian, Cherokee and a few Latin variants) to the Latin letter they
+// imitate. Fullwidth and mathematical letters are folded by NFKC before.
+var homoglyphs = map[rune]rune{
+	// Cyrillic
+	'а': 'a', 'в': 'b', 'е': 'e', 'ё': 'e', 'і': 'i', 'ї': 'i', 'ј': 'j', 'к': 'k', 'м': 'm', 'н': 'h',
+	'о': 'o', 'р': 'p', 'с': 'c', 'т': 't', 'у': 'y', 'х': 'x', 'ѕ': 's', 'ԁ': 'd', 'ԛ': 'q', 'ԝ': 'w',
+	'һ': 'h', 'ӏ': 'l', 'ɡ': 'g',
+	'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T',
+	'Х': 'X', 'У': 'Y', 'І': 'I', 'Ј': 'J', 'Ѕ': 'S', 'Ԁ': 'D', 'Ԛ': 'Q', 'Ԝ': 'W', 'Һ': 'H', 'Ӏ': 'I',
+	// Greek
+	'α': 'a', 'ο': 'o', 'ν': 'v', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'τ': 't', 'υ': 'u', 'χ': 'x', 'γ': 'y',
+	'ε': 'e', 'ϲ': 'c', 'ϳ': 'j',
+	'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O',
+	'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+	// Armenian, Cherokee, Latin variants
+	'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ց': 'g', 'զ': 'q',
+	'Ꭺ': 'A', 'Ᏼ': 'B', 'Ꮯ': 'C', 'Ꭼ': 'E', 'Ꮋ': 'H', 'Ꮶ': 'K', 'Ꮇ': 'M', 'Ꮲ': 'P', 'Ꮪ': 'S', 'Ꭲ': 'T', 'Ꮃ': 'W',
+	'ı': 'i', 'ɑ': 'a', 'ɩ': 'i', 'ʏ': 'y', 'ȷ': 'j',
+}
+
+// fold replaces lookalike letters with Latin ones and counts the words
+// that used them to pass for Latin.
+func (n *normaliser) fold(s string) string {
+	if plainASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	var latin, folded, other int                    // letters of the current word
+	var mixed, pure, latinLetters, otherLetters int // over the text
+	endWord := func() {
+		if folded > 0 {
+			if latin > 0 {
+				mixed++
+			} else if other == 0 {
+				pure++
+			}
+		}
+		latin, folded, other = 0, 0, 0
+	}
+	for _, r := range s {
+		if r >= utf8.RuneSelf {
+			if f, ok := homoglyphs[r]; ok {
+				b.WriteRune(f)
+				folded++
+				n.rep.Homoglyphs++
+				continue
+			}
+		}
+		switch {
+		case unicode.IsLetter(r):
+			if r < utf8.RuneSelf || unicode.Is(unicode.Latin, r) {
+				latin++
+				latinLetters++
+			} else {
+				other++
+				otherLetters++
+			}
+		case unicode.IsMark(r) || r == '\'' || r == '-':
+		default:
+			endWord()
+		}
+		b.WriteRune(r)
+	}
+	endWord()
+	words := mixed
+	if pure > 0 && latinLetters >= 4*otherLetters { // lookalike-only words in Latin text
+		words += pure
+	}
+	n.rep.HomoglyphWords += words
+	return b.String()
+}
+
+// leet maps the digits and symbols leetspeak uses for letters.
+var leet = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+
+// deleet returns the lowered text with leetspeak words read as letters, or
+// "" when there are none. A word counts when it has at least two letters
+// and a leet character followed by a letter ("1gn0r3", not "python3"), or
+// two leet characters ("byp455", "4r3"). When two or more words count, the
+// text is taken as written in leetspeak and every word with a leet
+// character is read so ("ar3", a lone "4").
+func (n *normaliser) deleet(lower string) (string, [][2]int) {
+	type token struct{ start, end, letters, leets int }
+	var toks []token
+	strong := 0
+	start := -1
+	for i := 0; i <= len(lower); i++ {
+		word := i < len(lower) && (lower[i] >= 'a' && lower[i] <= 'z' || leet[lower[i]] != 0 || lower[i] >= '0' && lower[i] <= '9')
+		if word && start < 0 {
+			start = i
+		}
+		if word || start < 0 {
+			continue
+		}
+		t := token{start: start, end: i}
+		inner := false
+		for k := start; k < i; k++ {
+			switch c := lower[k]; {
+			case c >= 'a' && c <= 'z':
+				t.letters++
+			case leet[c] != 0:
+				t.leets++
+				inner = inner || k+1 < i && lower[k+1] >= 'a' && lower[k+1] <= 'z'
+			}
+		}
+		if t.leets > 0 {
+			if t.letters >= 2 && (inner || t.leets >= 2) || t.letters >= 1 && t.leets >= 2 {
+				strong++
+				t.leets = -t.leets // marks a word that counts on its own
+			}
+			toks = append(toks, t)
+		}
+		start = -1
+	}
+	if strong == 0 {
+		return "", nil
+	}
+	b := []byte(lower)
+	var changed [][2]int
+	for _, t := range toks {
+		ownRight := t.leets < 0
+		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0) {
+			continue
+		}
+		n.rep.LeetTokens++
+		changed = append(changed, [2]int{t.start, t.end})
+		for k := t.start; k < t.end; k++ {
+			if l := leet[b[k]]; l != 0 {
+				b[k] = l
+			}
+		}
+	}
+	return string(b), changed
+}
+
+func isLowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
+
+// unspace joins letters written one at a time ("i g n o r e", "i.g.n.o.r.e",
+// at least four in a row with one separator between each) in the lowered
+// text; it returns "" when there are none. Two spaces still part words.
+func unspace(lower string) (string, [][2]int) {
+	if s, ok := unspaceAll(lower); ok {
+		return s, nil // the whole text changed
+	}
+	var b []byte
+	var changed [][2]int
+	for i := 0; i < len(lower); {
+		if isLowerLetter(lower[i]) && (i == 0 || !isLowerLetter(lower[i-1])) {
+			j, count, sep := i, 1, byte(0)
+			for j+2 < len(lower) && strings.IndexByte(" .-_*/|", lower[j+1]) >= 0 &&
+				(sep == 0 || lower[j+1] == sep) && isLowerLetter(lower[j+2]) &&
+				(j+3 >= len(lower) || !isLowerLetter(lower[j+3])) {
+				sep = lower[j+1]
+				j += 2
+				count++
+			}
+			if count >= 4 {
+				if b == nil {
+					b = append(make([]byte, 0, len(lower)), lower[:i]...)
+				}
+				from := len(b)
+				for k := i; k <= j; k += 2 {
+					b = append(b, lower[k])
+				}
+				changed = append(changed, [2]int{from, len(b)})
+				i = j + 1
+				continue
+			}
+		}
+		if b != nil {
+			b = append(b, lower[i])
+		}
+		i++
+	}
+	if len(changed) == 0 {
+		return "", nil
+	}
+	return string(b), changed
+}
+
+// unspaceAll handles a text written wholly one character at a time
+// ("i g n o r e   a l l"): when at least 60% of its (eight or more)
+// space-separated tokens are single characters, single spaces are dropped
+// and runs of two or more spaces become word breaks.
+func unspaceAll(lower string) (string, bool) {
+	tokens, single := 0, 0
+	for f := range strings.FieldsSeq(lower) {
+		tokens++
+		if len(f) == 1 {
+			single++
+		}
+	}
+	if tokens < 8 || single*10 < tokens*6 {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		if c != ' ' {
+			b.WriteByte(c)
+			continue
+		}
+		j := i
+		for j < len(lower) && lower[j] == ' ' {
+			j++
+		}
+		if j-i >= 2 {
+			b.WriteByte(' ')
+		}
+		i = j - 1
+	}
+	return b.String(), true
+}
+
+// minEncodedRun is the shortest base64 or hex run worth decoding.
+const minEncodedRun = 20
+
+func isBase64Char(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+}
+
+func isHexChar(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// encodedRuns returns the runs of s that may be base64 or hex: unbroken
+// runs of the base64 alphabet of at least minEncodedRun bytes, and runs of
+// at least eight hex pairs written with separators ("69 67", "\x69\x67").
+func encodedRuns(s string) []string {
+	var runs []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && isBase64Char(s[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= minEncodedRun {
+			runs = append(runs, s[start:i])
+		}
+		start = -1
+	}
+	if strings.Contains(s, `\x`) || strings.Contains(s, "0x") || strings.Contains(s, " ") {
+		runs = append(runs, separatedHex(s)...)
+	}
+	return runs
+}
+
+// hasEncodedRun reports whether s holds a run encodedRuns would return.
+func hasEncodedRun(s string) bool { return len(encodedRuns(s)) > 0 }
+
+// separatedHex finds runs of at least eight hex pairs, each optionally
+// prefixed with \x or 0x and followed by a separator (one space, comma or
+// colon), a prefix or the end; unbroken hex is encodedRuns' business.
+func separatedHex(s string) []string {
+	var runs []string
+	for i := 0; i < len(s); {
+		j, pairs := i, 0
+		for {
+			k := j
+			if k+1 < len(s) && (s[k] == '\\' || s[k] == '0') && s[k+1] == 'x' {
+				k += 2
+			}
+			if k+1 >= len(s) || !isHexChar(s[k]) || !isHexChar(s[k+1]) || k+2 < len(s) && isHexChar(s[k+2]) {
+				break
+			}
+			pairs++
+			j = k + 2
+			if j < len(s) && (s[j] == ' ' || s[j] == ',' || s[j] == ':') {
+				j++
+			}
+		}
+		if pairs >= 8 {
+			runs = append(runs, strings.TrimRight(s[i:j], " ,:"))
+			i = j
+			continue
+		}
+		i++
+	}
+	return runs
+}
+
+// isHex reports whether run is hex (plain or separated) rather than base64.
+func isHex(run string) bool {
+	digits := 0
+	for i := 0; i < len(run); i++ {
+		switch c := run[i]; {
+		case isHexChar(c):
+			digits++
+		case c == ' ' || c == ',' || c == ':' || c == '\\' || c == 'x':
+		default:
+			return false
+		}
+	}
+	return digits%2 == 0 && digits >= 16
+}
+
+// stripHexSeparators keeps only the hex digits of a separated run.
+func stripHexSeparators(run string) string {
+	run = strings.ReplaceAll(strings.ReplaceAll(run, `\x`, ""), "0x", "")
+	return strings.Map(func(r rune) rune {
+		if r < utf8.RuneSelf && isHexChar(byte(r)) {
+			return r
+		}
+		return -1
+	}, run)
+}
+
+// decodeBase64 decodes run in the standard or URL alphabet, padded or
+// not; nil when it is not base64.
+func decodeBase64(run string) []byte {
+	run = strings.TrimRight(run, "=")
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(run, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	if len(run)%4 == 1 {
+		run = run[:len(run)-1]
+	}
+	out, err := enc.DecodeString(run)
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// textual reports whether decoded bytes read as text: valid UTF-8, mostly
+// printable, mostly letters and spaces.
+func textual(b []byte) bool {
+	if len(b) < 6 || !utf8.Valid(b) {
+		return false
+	}
+	var runes, printable, letters int
+	for _, r := range string(b) {
+		runes++
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
+			printable++
+		}
+		if unicode.IsLetter(r) || r == ' ' {
+			letters++
+		}
+	}
+	return printable*100 >= runes*90 && letters*2 >= runes
+}
+
+// percentDecode decodes %XX escapes (invalid ones stay as they are); it
+// returns the decoded text and the spans of it that decoding produced
+// (nil when there was nothing to decode).
+func percentDecode(s string) (string, [][2]int) {
+	var b []byte
+	var changed [][2]int
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHexChar(s[i+1]) && isHexChar(s[i+2]) {
+			if b == nil {
+				b = append(make([]byte, 0, len(s)), s[:i]...)
+			}
+			if n := len(changed); n > 0 && changed[n-1][1] == len(b) {
+				changed[n-1][1]++
+			} else {
+				changed = append(changed, [2]int{len(b), len(b) + 1})
+			}
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			continue
+		}
+		if b != nil {
+			b = append(b, s[i])
+		}
+	}
+	if b == nil {
+		return "", nil
+	}
+	return string(b), changed
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// mentionsROT13 reports whether the lowered text names a rotation cipher.
+func mentionsROT13(lower string) bool {
+	return strings.Contains(lower, "rot13") || strings.Contains(lower, "rot-13") ||
+		strings.Contains(lower, "rot 13") || strings.Contains(lower, "caesar")
+}
+
+// rot13 rotates ASCII letters by 13.
+func rot13(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return 'a' + (r-'a'+13)%26
+		case r >= 'A' && r <= 'Z':
+			return 'A' + (r-'A'+13)%26
+		}
+		return r
+	}, s)
+}
