@@ -303,7 +303,7 @@ func (b *build) homeJob() job {
 		}
 		var md mdWriter
 		md.h1(v.Title).para(v.Summary).para(v.Description)
-		md.h2("The ledger's verdict")
+		md.h2("The verdict when this page was built")
 		if vv := v.Verdict; vv != nil {
 			md.para(fmt.Sprintf("`%s`. %s Checkpoint: %s. [Explore the chain](%s); the live verdict, at request time: [/api/ledger/verify](/api/ledger/verify).", vv.Verdict, vv.Summary, vv.Checkpoint, vv.Href))
 		} else {
