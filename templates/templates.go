@@ -313,8 +313,7 @@ type SeamDiagram struct {
 type DiagramBox struct {
 	X, Y, W, H int
 	Label      string // "152"
-	Note       string // "off spine", "seam"
-	Href       string // the block's page
+	Note       string // "off spine", "the seam"
 	Class      string // "spine", "off" or "seam"
 }
 
