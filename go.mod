@@ -105,6 +105,10 @@ tool (
 
 ignore ./public
 
+// Benchmark work folders hold built sites, whose published Go source is not
+// part of this module.
+ignore ./bench
+
 // make audit builds the site under tools/audit/out (it publishes Go source)
 // and keeps its npm tools in tools/audit/node_modules.
 ignore ./tools/audit

@@ -55,26 +55,29 @@ func testEvaluation(t testing.TB) (*Evaluation, *journal.Journal) {
 	return &Evaluation{Evaluator: ev, Records: j, CertKey: key}, j
 }
 
-// evalPost sends a JSON body and decodes the answer into out (when not nil).
+// evalPost sends a JSON body and decodes a 200 answer into out (when not
+// nil).
 func evalPost(t *testing.T, base, path, body string, out any) (int, []byte) {
 	t.Helper()
-	resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && resp.StatusCode == 200 {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s: %v: %s", path, err, data)
-		}
-	}
-	return resp.StatusCode, data
+	return evalDo(t, http.MethodPost, base+path, body, out)
 }
 
+// evalGet is evalPost's GET.
 func evalGet(t *testing.T, base, path string, out any) (int, []byte) {
 	t.Helper()
-	resp, err := http.Get(base + path)
+	return evalDo(t, http.MethodGet, base+path, "", out)
+}
+
+func evalDo(t *testing.T, method, url, body string, out any) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +85,7 @@ func evalGet(t *testing.T, base, path string, out any) (int, []byte) {
 	data, _ := io.ReadAll(resp.Body)
 	if out != nil && resp.StatusCode == 200 {
 		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s: %v: %s", path, err, data)
+			t.Fatalf("%s: %v: %s", url, err, data)
 		}
 	}
 	return resp.StatusCode, data

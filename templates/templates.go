@@ -108,8 +108,6 @@ type HomeView struct {
 	Description string
 	Authority   string
 	ProofLinks  []Link
-	Verdict     *VerdictView // the ledger's verdict at build time; nil without a chain
-	Explorer    Link
 	Documents   []Link
 	Pages       []Link
 	// BrowserVerifier is the site path of the script that computes the
@@ -250,7 +248,6 @@ type VerdictView struct {
 	Pass       bool
 	Summary    string // one sentence: what was verified, over how many rows
 	Checkpoint string // the Merkle checkpoint the rows hash to: "size 224, root …"
-	Href       string // the explorer
 }
 
 // ExplorerView is one page of the chain explorer: the verdict, the
@@ -316,8 +313,7 @@ type SeamDiagram struct {
 type DiagramBox struct {
 	X, Y, W, H int
 	Label      string // "152"
-	Note       string // "off spine", "seam"
-	Href       string // the block's page
+	Note       string // "off spine", "the seam"
 	Class      string // "spine", "off" or "seam"
 }
 

@@ -2,6 +2,7 @@ package render
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -24,7 +25,7 @@ type Ledger struct {
 // The explorer's pages.
 const (
 	explorerIndexPath = "explorer/index.html"
-	explorerPageRows  = 500 // rows of the strict table per page
+	explorerPageRows  = 100 // rows of the strict table per page: a longer table blocks a phone's main thread (Lighthouse's total blocking time)
 )
 
 func explorerPagePath(page int) string {
@@ -49,7 +50,6 @@ var explorerLive = []templates.Link{
 type chainView struct {
 	l       *Ledger
 	digest  [32]byte              // what the explorer shows: pins, checkpoint, verdict
-	pos     map[int64]int         // row index -> table position
 	byHash  map[ledger.Hash]int   // row hash -> table position (the first row with it)
 	off     map[int64]bool        // rows off the canonical spine
 	breaks  map[int]ledger.Break  // strict-table breaks by table position
@@ -62,13 +62,17 @@ func newChainView(l *Ledger) (*chainView, error) {
 	if l == nil {
 		return &chainView{digest: d.sum()}, nil
 	}
-	v := &chainView{l: l, pos: map[int64]int{}, byHash: map[ledger.Hash]int{}, off: map[int64]bool{},
+	if len(l.Blocks) == 0 {
+		return nil, errors.New("render: ledger: no rows (a chain starts with its genesis)")
+	}
+	v := &chainView{l: l, byHash: map[ledger.Hash]int{}, off: map[int64]bool{},
 		breaks: map[int]ledger.Break{}, spineTo: map[int]int{}, seams: map[int64]ledger.Seam{}}
+	seen := make(map[int64]bool, len(l.Blocks)) // a row's page is named by its index
 	for i, b := range l.Blocks {
-		if _, dup := v.pos[b.Index()]; dup {
+		if seen[b.Index()] {
 			return nil, fmt.Errorf("render: ledger: two rows at index %d", b.Index())
 		}
-		v.pos[b.Index()] = i
+		seen[b.Index()] = true
 		if _, dup := v.byHash[b.Hash()]; !dup {
 			v.byHash[b.Hash()] = i
 		}
@@ -101,14 +105,14 @@ func newChainView(l *Ledger) (*chainView, error) {
 	return v, nil
 }
 
-// verdictView is the verdict the build computed, for the home page and the
-// explorer; nil without a chain.
+// verdictView is the verdict the build computed, for the explorer; nil
+// without a chain.
 func (c *chainView) verdictView() *templates.VerdictView {
 	if c.l == nil {
 		return nil
 	}
 	v := c.l.Result.Verdict
-	out := &templates.VerdictView{Verdict: v.Verdict, Pass: v.Pass(), Href: "/explorer/"}
+	out := &templates.VerdictView{Verdict: v.Verdict, Pass: v.Pass()}
 	var s strings.Builder
 	fmt.Fprintf(&s, "Computed when this page was built, over %s with the pinned keys and seams: ", count(v.RowsChecked, "row"))
 	if v.CanonicalSpineValid {
@@ -447,7 +451,7 @@ func (c *chainView) seamDiagram(br ledger.Break) templates.SeamDiagram {
 	for i := from; i < to; i++ {
 		bl := c.l.Blocks[i]
 		box := templates.DiagramBox{X: x(i), Y: boxTop, W: boxW, H: boxH, Label: strconv.FormatInt(bl.Index(), 10),
-			Note: "on spine", Href: urlPath(blockPath(bl.Index())), Class: "spine"}
+			Note: "on spine", Class: "spine"}
 		switch {
 		case i == br.Position:
 			box.Note, box.Class = "the seam", "seam"

@@ -285,8 +285,6 @@ func (b *build) homeJob() job {
 		v := templates.HomeView{
 			Title: cfg.Title, Summary: cfg.Summary, Description: cfg.Description,
 			Authority: cfg.Organisation.HumanAuthority, ProofLinks: b.proofLinks(),
-			Verdict:         b.r.chain.verdictView(),
-			Explorer:        templates.Link{Href: "/explorer/", Label: "The chain explorer", Note: "the live edge answers for the chain at /api/ledger/verify"},
 			BrowserVerifier: b.r.opts.BrowserVerifier, BaseURL: strings.TrimSuffix(cfg.BaseURL, "/"),
 		}
 		v.Documents = append(v.Documents, templates.Link{Href: "/gate.html", Label: "The gate", Note: "authorization checkpoint and capability board"},
@@ -303,12 +301,6 @@ func (b *build) homeJob() job {
 		}
 		var md mdWriter
 		md.h1(v.Title).para(v.Summary).para(v.Description)
-		md.h2("The ledger's verdict")
-		if vv := v.Verdict; vv != nil {
-			md.para(fmt.Sprintf("`%s`. %s Checkpoint: %s. [Explore the chain](%s); the live verdict, at request time: [/api/ledger/verify](/api/ledger/verify).", vv.Verdict, vv.Summary, vv.Checkpoint, vv.Href))
-		} else {
-			md.para(fmt.Sprintf("This build read no chain. [%s](%s): %s.", v.Explorer.Label, v.Explorer.Href, v.Explorer.Note))
-		}
 		if v.BrowserVerifier != "" {
 			md.h2("Verified in your browser").para("The HTML version of this page runs " + v.BrowserVerifier + " in your browser: it reads the log's public tiles under /ledger/ and the trust document /keys.json and computes the ledger's verdict itself, never reading the server's own. Without scripts, run the downloadable verifier: go run verify-ledger.go --tiles --keys keys.json " + v.BaseURL + "/ledger/")
 		}
