@@ -6,6 +6,7 @@
 //	go run verify-ledger.go [flags] https://HOST      (URL mode: the host's public endpoints)
 //	go run verify-ledger.go --tiles --keys keys.json [--state FILE] https://HOST/ledger/|FOLDER
 //	                                                   (tiles mode: the log's static C2SP tiles)
+//	go run verify-ledger.go receipt --keys FILE [--request FILE] [--response FILE] RECEIPT.json
 //
 // Flags:
 //
@@ -111,6 +112,19 @@
 // FAIL_STRICT_TABLE_INVALID_ROW, FAIL_UNDOCUMENTED_STRICT_BREAK,
 // FAIL_HOST_DISAGREES, FAIL_STALE_RESPONSE.
 //
+// Receipt mode checks a receipt an AI node of the host signed, offline.
+// RECEIPT.json is the receipt object, or a whole answer that carries one in
+// its "receipt" member (the answer is then the response it must cover).
+// --keys (required) is the trust document: the receipt's key_id must be a
+// pinned key of role node, pinned for the node the receipt names. The
+// signature must verify over the RFC 8785 canonical JSON of the receipt's
+// members other than key_id and signature; with --request (the JSON body
+// sent) and --response (the JSON answer), request_sha256 and
+// response_sha256 must be SHA-256 of their canonical forms, the response's
+// top-level "receipt" member left out. It prints "RECEIPT VERIFIED" and
+// exits 0, or "RECEIPT NOT VERIFIED" with the member that failed and exits
+// 1; a file it cannot read is a usage error (64).
+//
 // Exit status: 0 on a pass; 1 on any FAIL verdict (printed first, as
 // "VERDICT <name>", or in the JSON) and when --state cannot be saved after a
 // pass; 64 on a usage error: unknown or malformed flags, not exactly one
@@ -208,6 +222,7 @@ type witness struct {
 type pinnedKey struct {
 	pub  ed25519.PublicKey
 	role string
+	node string // role node: the AI node whose receipts it signs
 }
 
 // pins are everything the verdict depends on besides the rows.
@@ -230,6 +245,9 @@ type pins struct {
 
 // run is the whole program; main only exits with its result.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "receipt" {
+		return runReceipt(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("verify-ledger", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	keysFile := fs.String("keys", "", "trust document (the host's /keys.json) or {\"keys\":[...]} file")
@@ -528,7 +546,7 @@ func pinKeys(published []key) (map[string]pinnedKey, error) {
 		if _, dup := keys[k.KeyID]; dup {
 			return nil, fmt.Errorf("key %s listed twice", k.KeyID)
 		}
-		keys[k.KeyID] = pinnedKey{pub: pub, role: k.Role}
+		keys[k.KeyID] = pinnedKey{pub: pub, role: k.Role, node: k.Node}
 	}
 	return keys, nil
 }
@@ -1973,4 +1991,185 @@ func cosigned(signedNote, text string, pinned []*noteKey) (int, string) {
 		}
 	}
 	return valid, why
+}
+
+// receiptMembers are the members of a node's receipt; every one is a
+// string. The signature covers the first eight (receiptSigned).
+var receiptMembers = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
+
+const receiptSigned = 8
+
+// runReceipt is receipt mode: see the package documentation.
+func runReceipt(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verify-ledger receipt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keysFile := fs.String("keys", "", "trust document (the host's /keys.json) pinning the node keys; required")
+	requestFile := fs.String("request", "", "the JSON request body the receipt should cover")
+	responseFile := fs.String("response", "", "the JSON response the receipt should cover (default: RECEIPT.json when it is a whole answer)")
+	usage := func(msg string) int {
+		if msg != "" {
+			fmt.Fprintln(stderr, "verify-ledger receipt: "+msg)
+		}
+		fmt.Fprintln(stderr, "usage: verify-ledger receipt --keys FILE [--request FILE] [--response FILE] RECEIPT.json")
+		return 64
+	}
+	if err := fs.Parse(args); err != nil {
+		return usage("")
+	}
+	if fs.NArg() != 1 || *keysFile == "" {
+		return usage("give --keys and exactly one receipt file: a receipt a verifier checks against keys it did not pin proves nothing")
+	}
+	t, err := readTrust(*keysFile)
+	if err != nil {
+		return usage("--keys: " + err.Error())
+	}
+	keys, err := pinKeys(t.Keys)
+	if err != nil {
+		return usage("--keys: " + err.Error())
+	}
+	data, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return usage(err.Error())
+	}
+	var request, response []byte
+	for _, f := range []struct {
+		name string
+		out  *[]byte
+	}{{*requestFile, &request}, {*responseFile, &response}} {
+		if f.name != "" {
+			if *f.out, err = os.ReadFile(f.name); err != nil {
+				return usage(err.Error())
+			}
+		}
+	}
+	r, err := checkReceipt(data, keys, request, response)
+	if err != nil {
+		fmt.Fprintf(stdout, "RECEIPT NOT VERIFIED\n%v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "RECEIPT VERIFIED\nnode     %s\nroute    %s\nprovider %s\nmodel    %s\nissued   %s\nkey      %s\nchecked  %s\n",
+		r.values["node"], r.values["route"], r.values["provider"], r.values["model"], r.values["issued_at"], r.values["key_id"], strings.Join(r.checked, ", "))
+	return 0
+}
+
+// checkedReceipt is a receipt that passed every check.
+type checkedReceipt struct {
+	values  map[string]string
+	checked []string
+}
+
+// checkReceipt verifies a receipt (or an answer carrying one, then also
+// the response) against the pinned keys and, when given, the request and
+// response. An error names the member that failed.
+func checkReceipt(data []byte, keys map[string]pinnedKey, request, response []byte) (checkedReceipt, error) {
+	if _, err := canonicalJSON(data); err != nil {
+		return checkedReceipt{}, fmt.Errorf("receipt: not valid JSON: %w", err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		return checkedReceipt{}, errors.New("receipt: not a JSON object")
+	}
+	if inner, ok := top["receipt"]; ok {
+		if response == nil {
+			response = data
+		}
+		data = inner
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil || raw == nil {
+		return checkedReceipt{}, errors.New("receipt: not a JSON object")
+	}
+	values := map[string]string{}
+	for _, name := range receiptMembers {
+		var s string
+		if v, ok := raw[name]; !ok || len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil {
+			return checkedReceipt{}, fmt.Errorf("%s: missing or not a string", name)
+		}
+		values[name] = s
+	}
+	for name := range raw {
+		if !slices.Contains(receiptMembers, name) {
+			return checkedReceipt{}, fmt.Errorf("%s: not a member of a receipt", name)
+		}
+	}
+	for _, m := range []struct {
+		name string
+		ok   bool
+	}{
+		{"receipt_id", isHex(values["receipt_id"], 16)}, {"request_sha256", isHex(values["request_sha256"], 32)},
+		{"response_sha256", isHex(values["response_sha256"], 32)}, {"signature", isHex(values["signature"], ed25519.SignatureSize)},
+	} {
+		if !m.ok {
+			return checkedReceipt{}, fmt.Errorf("%s: not in its documented form (lowercase hex of the right length)", m.name)
+		}
+	}
+	k, ok := keys[values["key_id"]]
+	switch {
+	case !ok:
+		return checkedReceipt{}, fmt.Errorf("key_id: %s is not a pinned key", values["key_id"])
+	case k.role != "node":
+		return checkedReceipt{}, fmt.Errorf("key_id: %s is a %s key, not a node key", values["key_id"], k.role)
+	case k.node != values["node"]:
+		return checkedReceipt{}, fmt.Errorf("node: the key %s is pinned for %s, the receipt names %s", values["key_id"], k.node, values["node"])
+	}
+	// The signed payload: the eight stated members, names in code-point
+	// order (all ASCII), every value a string.
+	names := slices.Sorted(slices.Values(receiptMembers[:receiptSigned]))
+	payload := []byte{'{'}
+	for i, name := range names {
+		if i > 0 {
+			payload = append(payload, ',')
+		}
+		payload = appendString(append(appendString(payload, name), ':'), values[name])
+	}
+	payload = append(payload, '}')
+	sig, _ := hex.DecodeString(values["signature"])
+	if !ed25519.Verify(k.pub, payload, sig) {
+		return checkedReceipt{}, fmt.Errorf("signature: not a signature of %s over the receipt: a member was changed after signing, or another key signed", values["key_id"])
+	}
+	r := checkedReceipt{values: values, checked: []string{"form", "key", "signature"}}
+	for _, ev := range []struct {
+		name   string
+		body   []byte
+		strip  bool
+		member string
+	}{{"request", request, false, "request_sha256"}, {"response", response, true, "response_sha256"}} {
+		if ev.body == nil {
+			continue
+		}
+		sum, err := bodyHash(ev.body, ev.strip)
+		if err != nil {
+			return checkedReceipt{}, fmt.Errorf("%s: %w", ev.name, err)
+		}
+		if sum != values[ev.member] {
+			return checkedReceipt{}, fmt.Errorf("%s: the %s given hashes to %s", ev.member, ev.name, sum)
+		}
+		r.checked = append(r.checked, ev.member)
+	}
+	return r, nil
+}
+
+// bodyHash is SHA-256 of a JSON body's RFC 8785 form, in hex; with strip,
+// the body is an object whose top-level "receipt" member is left out.
+func bodyHash(body []byte, strip bool) (string, error) {
+	canon, err := canonicalJSON(body)
+	if err != nil {
+		return "", err
+	}
+	if strip {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+			return "", errors.New("not a JSON object")
+		}
+		delete(obj, "receipt")
+		rest, err := json.Marshal(obj)
+		if err != nil {
+			return "", err
+		}
+		if canon, err = canonicalJSON(rest); err != nil {
+			return "", err
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:]), nil
 }
