@@ -150,7 +150,7 @@ func (b *build) llmsJob() job {
 			}
 			w.line("")
 			if receipts && len(answering) > 0 {
-				w.para("The AI routes (" + strings.Join(answering, ", ") + ") give a node nothing but the message: no memory, no private context, and session context is never authority; a member they do not document is refused. Every answer names the node, the provider and the model that answered and carries a receipt signed with that node's key (role `node`, listed in the trust document /keys.json, in ai.json and in /api/nodes). Check one with POST /api/agent/receipt: a receipt that does not verify is a 422 problem naming what failed, never verified true.")
+				w.para("The AI routes (" + strings.Join(answering, ", ") + ") give a node nothing but the message: no memory, no private context, and session context is never authority; a member they do not document is refused. Every answer names the node, the provider and the model that answered and carries a receipt signed with that node's key (role `node`, listed in the trust document /keys.json, in ai.json and in /api/nodes). Check one with POST /api/agent/receipt (a receipt that does not verify is a 422 problem naming what failed, never verified true), or offline with the downloadable verifier: go run verify-ledger.go receipt --keys keys.json RECEIPT.json.")
 			}
 		}
 
