@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -183,7 +184,13 @@ func verifyStore(t testing.TB, opts ledger.Options, rows []ledger.Row) (outcome,
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := writeAll(dir, blocks, privs, sopts); err != nil {
+	// Parallel subtests start verify-ledger processes. A child forked while
+	// writeAll's store is open holds its directory lock until it execs, and
+	// Open below would then fail; no fork happens under ForkLock.
+	syscall.ForkLock.Lock()
+	err := writeAll(dir, blocks, privs, sopts)
+	syscall.ForkLock.Unlock()
+	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := Open(dir, sopts)
