@@ -16,7 +16,7 @@ var LexicalClasses = []string{"benign", string(eval.PromptInjection), string(eva
 	string(eval.Exfiltration), string(eval.HarmfulContent), string(eval.GovernanceClaims)}
 
 // DefaultTrainConfig is how cmd/evaltrain trains the committed model.
-var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.015}
+var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.01}
 
 // TrainConfig configures TrainLexical.
 type TrainConfig struct {
