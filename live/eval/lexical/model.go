@@ -322,48 +322,57 @@ func (m *Model) Scan(text string) Result {
 		s.counts[i] = walk(s.buf, &s.acc)
 	}
 	var r Result
-	var logits [MaxClasses]float64
-	score := func(from, to int) {
-		n := 0
-		for i := from; i < to; i++ {
-			n += s.counts[i]
-		}
+	var logits, sums [MaxClasses]float64
+	// score rates the window of segments [from, to), whose n features'
+	// weights add up to sums.
+	score := func(from, to, n int) {
 		if n == 0 || n < minWindow && !(from == 0 && to == ns) {
 			return
 		}
 		q := 1 / math.Sqrt(float64(n))
 		for c := range k {
-			t := 0.0
-			for i := from; i < to; i++ {
-				t += s.sums[i*k+c]
-			}
-			logits[c] = m.bias[c] + t*q
+			logits[c] = m.bias[c] + sums[c]*q
 		}
-		p0, best := softmax(logits[:k])
+		p0, best, sum := softmax(logits[:k])
 		if attack := 1 - p0; attack > r.Attack || r.Class == 0 {
 			r.Attack, r.Class = attack, best+1
 			r.Start, r.End = s.segs[from][0], s.segs[to-1][1]
 		}
 		for c := range k {
-			if p := probability(logits[:k], c, p0); p > r.Max[c+1] {
+			if p := logits[c] / sum; p > r.Max[c+1] {
 				r.Max[c+1] = p
 			}
 		}
 	}
-	for from := range ns {
-		for to := from + 1; to <= min(ns, from+maxSpan); to++ {
-			score(from, to)
+	// Each window grows from its first segment one segment at a time,
+	// adding that segment's features and weights to the running totals.
+	window := func(from, to int) {
+		clear(sums[:k])
+		n := 0
+		for i := from; i < to; i++ {
+			n += s.counts[i]
+			for c, w := range s.sums[i*k : (i+1)*k] {
+				sums[c] += w
+			}
+			if to-from <= maxSpan || i == to-1 {
+				score(from, i+1, n)
+			}
 		}
 	}
+	for from := range ns {
+		window(from, min(ns, from+maxSpan))
+	}
 	if ns > maxSpan {
-		score(0, ns)
+		window(0, ns)
 	}
 	return r
 }
 
 // softmax returns P(benign) for attack logits z (the benign logit is 0)
-// and the index of the largest attack logit.
-func softmax(z []float64) (p0 float64, best int) {
+// and the index of the largest attack logit. It replaces each logit by
+// its exponential less the largest, which divided by sum is the class's
+// probability.
+func softmax(z []float64) (p0 float64, best int, sum float64) {
 	top := 0.0
 	for c, x := range z {
 		if x > z[best] {
@@ -371,16 +380,13 @@ func softmax(z []float64) (p0 float64, best int) {
 		}
 		top = max(top, x)
 	}
-	sum := math.Exp(-top)
-	for _, x := range z {
-		sum += math.Exp(x - top)
+	e0 := math.Exp(-top)
+	sum = e0
+	for c, x := range z {
+		z[c] = math.Exp(x - top)
+		sum += z[c]
 	}
-	return math.Exp(-top) / sum, best
-}
-
-// probability returns P(class c) given P(benign) = p0.
-func probability(z []float64, c int, p0 float64) float64 {
-	return p0 * math.Exp(z[c])
+	return e0 / sum, best, sum
 }
 
 // resize returns s with length n, reusing its array when it can.
