@@ -43,6 +43,12 @@ type branch struct {
 	// branch holds one of besides its lead: an attempt is made only where
 	// one of each occurs within leadSpan bytes after the lead.
 	follows [][]int
+	// followWords, beside follows, is for each set the most words (runs
+	// of ASCII letters, digits and '_') a match holds before one of the
+	// set's literals, or -1 when the expression does not bound it (see
+	// wordBounds): an attempt is also made only where the literal occurs
+	// within that many words of the lead.
+	followWords []int
 	// lineStart says a lead must start its line, after white space.
 	lineStart bool
 }
@@ -187,8 +193,9 @@ type patternDraft struct {
 type branchDraft struct {
 	branch
 	filter     *pfNode    // literals not yet interned
-	leadKeys   []string   // the lead set's literal keys
-	anchorSets [][]string // anchorsOf(filter)
+	leadKeys    []string   // the lead set's literal keys
+	anchorSets  [][]string // anchorsOf(filter)
+	anchorWords []int      // per anchor set, its word bound (wordBounds)
 }
 
 // draftPattern checks and compiles one pattern's expression, branch by
@@ -246,6 +253,13 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 		}
 		d.at, d.group, d.lineStart, d.leadKeys = at, at.NumSubexp() > 0, l.lineStart, l.keys
 		d.anchorSets = anchorsOf(d.filter)
+		d.anchorWords = make([]int, len(d.anchorSets))
+		for i := range d.anchorWords {
+			d.anchorWords[i] = -1
+		}
+		if p.Category != Secrets && p.Category != PersonalData { // see wordBounds
+			d.anchorWords = wordBounds(tree, d.anchorSets)
+		}
 		return d, nil
 	}
 	re, err := regexp.Compile(src)
@@ -273,7 +287,7 @@ func (pc *precheck) finish(d branchDraft) branch {
 	for _, k := range d.leadKeys {
 		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
 	}
-	for _, set := range d.anchorSets {
+	for i, set := range d.anchorSets {
 		var idx []int
 		for _, lit := range set {
 			idx = append(idx, pc.index[lit])
@@ -283,6 +297,7 @@ func (pc *precheck) finish(d branchDraft) branch {
 			b.anchors = append(b.anchors, idx)
 		case !sameSet(idx, b.leads):
 			b.follows = append(b.follows, idx)
+			b.followWords = append(b.followWords, d.anchorWords[i])
 		}
 	}
 	return b
@@ -516,7 +531,7 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, at) || b.lineStart && !startsLine(text, at) {
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) || b.lineStart && !startsLine(text, at) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -571,14 +586,19 @@ func (s *scan) anyOccurs(lits []int) bool {
 }
 
 // followed reports whether each of b's follow sets has a literal that
-// occurs within leadSpan bytes after at (where a lead occurs).
-func (s *scan) followed(b *branch, at int) bool {
-	for _, set := range b.follows {
+// occurs within leadSpan bytes after at (where a lead occurs), and within
+// the set's word bound of at when it has one.
+func (s *scan) followed(b *branch, text string, at int) bool {
+	for i, set := range b.follows {
+		limit := at + leadSpan
+		if words := b.followWords[i]; words >= 0 {
+			limit = min(limit, runStart(text, at, words+1)+1)
+		}
 		found := false
 		for _, l := range set {
 			pos := s.occurrences(l)
-			i, _ := slices.BinarySearch(pos, int32(at))
-			if i < len(pos) && int(pos[i]) < at+leadSpan {
+			j, _ := slices.BinarySearch(pos, int32(at))
+			if j < len(pos) && int(pos[j]) < limit {
 				found = true
 				break
 			}
@@ -588,6 +608,24 @@ func (s *scan) followed(b *branch, at int) bool {
 		}
 	}
 	return true
+}
+
+// runStart returns where the nth run of word bytes (ASCII letters, digits
+// and '_', as \w reads them) of text[at:] starts, or len(text) when there
+// are fewer: a string that starts at at and holds no more than n-1 runs
+// ends there at the latest.
+func runStart(text string, at, n int) int {
+	in := false
+	for i := at; i < len(text); i++ {
+		w := isWordByte(text[i])
+		if w && !in {
+			if n--; n == 0 {
+				return i
+			}
+		}
+		in = w
+	}
+	return len(text)
 }
 
 // sameSet reports whether a and b hold the same indices.

@@ -89,3 +89,49 @@ func TestPrecheckMatchesPlainRegex(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowWordBoundsHold checks the follow sets' word bounds, which
+// spare anchored attempts: wherever a lead branch's anchored expression
+// matches at one of its leads, in any view of any corpus text or example,
+// the follow check lets the attempt be made.
+func TestFollowWordBoundsHold(t *testing.T) {
+	e, _ := hookedEvaluator(t, false)
+	texts := corpusTexts(t)
+	for i := range e.pre.patterns {
+		texts = append(texts, e.pre.patterns[i].Examples.Positive...)
+	}
+	s := &scan{}
+	attempts := 0
+	for _, text := range texts {
+		var rep NormaliseReport
+		n := normaliser{lim: e.opts.Limits, rep: &rep}
+		for _, v := range n.build(text) {
+			e.pre.read(s, &v)
+			for i := range e.pre.patterns {
+				c := &e.pre.patterns[i]
+				if !c.charViews { // no word bounds (see wordBounds)
+					continue
+				}
+				for bi := range c.branches {
+					b := &c.branches[bi]
+					for _, l := range b.leads {
+						for _, at := range s.occurrences(l) {
+							win := v.lower[at:min(len(v.lower), int(at)+leadSpan)]
+							if b.at.FindStringIndex(win) == nil {
+								continue
+							}
+							attempts++
+							if !s.followed(b, v.lower, int(at)) {
+								t.Errorf("%s: matches at %d of the %s view of %.80q, where its follow check (bounds %v) skips it", c.ID, at, v.kind, text, b.followWords)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	if attempts == 0 {
+		t.Fatal("no anchored match was checked")
+	}
+	t.Logf("%d anchored matches checked", attempts)
+}
