@@ -192,7 +192,7 @@ type patternDraft struct {
 // branchDraft is a branch before its literals are numbered.
 type branchDraft struct {
 	branch
-	filter     *pfNode    // literals not yet interned
+	filter      *pfNode    // literals not yet interned
 	leadKeys    []string   // the lead set's literal keys
 	anchorSets  [][]string // anchorsOf(filter)
 	anchorWords []int      // per anchor set, its word bound (wordBounds)
