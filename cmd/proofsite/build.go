@@ -53,7 +53,7 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		}
 		fmt.Fprintln(env.stdout, msg)
 	}
-	opts, err := renderOptions(ctx, env, ch, cfg.Data)
+	opts, err := renderOptions(env, ch, cfg.Data)
 	if err != nil {
 		return err
 	}
