@@ -432,11 +432,29 @@ func (e *aiEdge) signed(route string, r ai.Reply, reqHash string, body any) (rec
 // a reason from a fixed vocabulary, never what the provider said. Other
 // errors are logged and answered 500 without detail.
 func (e *aiEdge) problem(err error) error {
-	var pe *ai.ProviderError
 	var re *receipt.Error
 	switch {
+	case errors.As(err, &re) && re.Field == "model":
+		// The provider named its model in a form a receipt cannot carry.
+		return problem(http.StatusBadGateway, "provider-failed", "the provider reported its model in a form that cannot be signed")
+	case errors.Is(err, voice.ErrTimeout):
+		return problem(http.StatusGatewayTimeout, "voice-timeout", "the speech was not ready in time; try a shorter text")
+	case errors.Is(err, voice.ErrInvalidMode):
+		return problem(http.StatusBadRequest, "invalid-request", "mode must be one of "+modeList())
+	}
+	return nodeProblem(e.log, err)
+}
+
+// nodeProblem turns an error of a node of live/ai into the answer's
+// problem: 502 or 504 for a provider that failed or did not answer in
+// time, naming the node, provider, model and a reason from a fixed
+// vocabulary, never what the provider said; 400 for a text the node
+// refused. Other errors are logged and answered 500 without detail.
+func nodeProblem(log *slog.Logger, err error) error {
+	var pe *ai.ProviderError
+	switch {
 	case errors.As(err, &pe):
-		e.log.Warn("a provider failed", "node", pe.Node, "provider", string(pe.Provider), "model", pe.Model, "reason", string(pe.Reason), "status", pe.Status)
+		log.Warn("a provider failed", "node", pe.Node, "provider", string(pe.Provider), "model", pe.Model, "reason", string(pe.Reason), "status", pe.Status)
 		what := fmt.Sprintf("%s could not answer: its provider (%s, model %s) failed: %s", pe.Node, pe.Provider, pe.Model, pe.Reason)
 		if pe.Status != 0 {
 			what += fmt.Sprintf(" (the provider answered HTTP %d)", pe.Status)
@@ -445,13 +463,6 @@ func (e *aiEdge) problem(err error) error {
 			return problem(http.StatusGatewayTimeout, "provider-timeout", what+"; try again later")
 		}
 		return problem(http.StatusBadGateway, "provider-failed", what)
-	case errors.As(err, &re) && re.Field == "model":
-		// The provider named its model in a form a receipt cannot carry.
-		return problem(http.StatusBadGateway, "provider-failed", "the provider reported its model in a form that cannot be signed")
-	case errors.Is(err, voice.ErrTimeout):
-		return problem(http.StatusGatewayTimeout, "voice-timeout", "the speech was not ready in time; try a shorter text")
-	case errors.Is(err, voice.ErrInvalidMode):
-		return problem(http.StatusBadRequest, "invalid-request", "mode must be one of "+modeList())
 	case errors.Is(err, ai.ErrEmptyText):
 		return problem(http.StatusBadRequest, "invalid-request", "the text is empty or only white space")
 	case errors.Is(err, ai.ErrTextTooLong):
@@ -461,6 +472,6 @@ func (e *aiEdge) problem(err error) error {
 	case errors.Is(err, ai.ErrUnknownNode):
 		return problem(http.StatusBadRequest, "invalid-request", "no such node on this route")
 	}
-	e.log.Error("ai route failed", "err", err)
+	log.Error("ai route failed", "err", err)
 	return err
 }

@@ -538,7 +538,7 @@ func TestRoutesAnswer(t *testing.T) {
 	l := newTestLedger(t, "")
 	mem := openTestMemory(t, l, t.TempDir(), dual.Options{})
 	evaluation, _ := testEvaluation(t)
-	srv := newTestServer(t, Options{Chain: l, Memory: mem, Towns: openTestTowns(t, l, mem, t.TempDir()), Eval: evaluation})
+	srv := newTestServer(t, Options{Chain: l, Memory: mem, Towns: openTestTowns(t, l, mem, t.TempDir(), echoResponder{}), Eval: evaluation})
 	d := srv.define(newApp(nil), false)
 	for _, e := range d.catalog() {
 		if e.Kind != "live" || e.Method != http.MethodGet {

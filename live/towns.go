@@ -3,12 +3,14 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/proofsite/proofsite/live/ai"
 	"github.com/proofsite/proofsite/live/towns"
 )
 
@@ -127,9 +129,29 @@ type InterNodeOutput struct {
 	Body   InterNode
 }
 
-// withoutNodes is what the routes that need a node's answer say of a
-// server that runs no AI nodes (towns.ErrNoResponder).
-const withoutNodes = " A server that runs no AI nodes answers 503 (unavailable) and records nothing."
+// nodeFailures is what the routes that need a node's answer say of its
+// provider's failures.
+const nodeFailures = " A provider that fails answers 502, one that does not answer within the node's timeout 504, and nothing is recorded then: the problem names the node, provider, model and a reason, never what the provider said."
+
+// TownResponder answers the towns' chat and inter-node exchanges with the
+// AI nodes: each town's node (a chat node of nodes) through its provider,
+// given the town's memory and, in an exchange, the sending node
+// (ai.Briefing). cmd passes it to towns.Open.
+func TownResponder(nodes *ai.Registry) towns.Responder { return townNodes{nodes} }
+
+type townNodes struct{ nodes *ai.Registry }
+
+func (t townNodes) Reply(ctx context.Context, designation string, q towns.Question) (towns.Reply, error) {
+	n, err := t.nodes.Chat(designation)
+	if err != nil {
+		return towns.Reply{}, fmt.Errorf("live: town node: %w", err)
+	}
+	r, err := n.ReplyWith(ctx, q.Message, ai.Briefing{Memory: q.Memory, From: q.From})
+	if err != nil {
+		return towns.Reply{}, err
+	}
+	return towns.Reply{Node: r.Node, Provider: string(r.Provider), Model: r.Model, Text: r.Text, Notice: r.Notice}, nil
+}
 
 var errNoTowns = problem(http.StatusServiceUnavailable, "unavailable", "this server runs without its towns")
 
@@ -199,7 +221,7 @@ func (d *definition) registerTowns() {
 		})
 	Post(d.v1, huma.Operation{OperationID: "town-chat", Path: "/api/v1/towns/{id}/chat", Metadata: visited(),
 		Summary:     "Chat with the town's node",
-		Description: "The reply of the provider behind the town's node (the offline responder when it has no key), which receives the town's memory (its node's memories) with every message. The message and the reply are kept and shown in the town." + withoutNodes,
+		Description: "The reply of the provider behind the town's node (the offline responder when it has no key), which receives the town's memory (its node's memories) with every message. The message and the reply are kept (across restarts) and shown in the town." + nodeFailures,
 		Tags:        townTags, Errors: []int{http.StatusNotFound, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}},
 		PostRoute{Limit: ChatLimit, MaxBodyBytes: chatBodyLimit},
 		func(ctx context.Context, in *TownChatInput) (*reply[TownChat], error) {
@@ -216,7 +238,7 @@ func (d *definition) registerTowns() {
 		Summary: "Send a message from this town's node to another's, witnessed on the chain",
 		Description: "Body: to, the receiving town (another of the live towns), and payload, the message (text). The receiving node answers through its provider with its own town's memory; " +
 			"the exchange is appended as a block of kind inter_node_exchange whose payload (record) commits to from, to (federation ids), request_id, payload_hash and response_hash. " +
-			"Answers request_id, payload_hash (SHA-256 of payload), response_hash (SHA-256 of response.reply) and the ledger witness (block_index, block_hash, prev_hash, payload_hash = SHA-256 of record), once the block is durable." + withoutNodes,
+			"Answers request_id, payload_hash (SHA-256 of payload), response_hash (SHA-256 of response.reply) and the ledger witness (block_index, block_hash, prev_hash, payload_hash = SHA-256 of record), once the block is durable. The receiving node is told which node sent the payload." + nodeFailures,
 		Tags: townTags, Errors: []int{http.StatusNotFound, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}},
 		PostRoute{Limit: InterNodeLimit, MaxBodyBytes: chatBodyLimit},
 		func(ctx context.Context, in *InterNodeInput) (*InterNodeOutput, error) {
@@ -271,5 +293,5 @@ func (s *Server) townProblem(err error) error {
 	case errors.Is(err, towns.ErrNoResponder):
 		return problem(http.StatusServiceUnavailable, "unavailable", "no node answers on this server")
 	}
-	return err
+	return nodeProblem(s.log, err)
 }

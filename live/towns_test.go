@@ -20,17 +20,17 @@ import (
 // echoResponder answers with what it was given.
 type echoResponder struct{}
 
-func (echoResponder) Reply(_ context.Context, designation, message string, memory []string) (towns.Reply, error) {
+func (echoResponder) Reply(_ context.Context, designation string, q towns.Question) (towns.Reply, error) {
 	return towns.Reply{Node: designation, Provider: "offline", Model: "echo",
-		Text: fmt.Sprintf("%s heard %q with memory %q", designation, message, memory)}, nil
+		Text: fmt.Sprintf("%s heard %q with memory %q", designation, q.Message, q.Memory)}, nil
 }
 
-// openTestTowns opens the towns of the test site in dir; they are closed
-// when the test ends (or earlier by the test).
-func openTestTowns(t testing.TB, l testLedger, mem *dual.Store, dir string) *towns.Towns {
+// openTestTowns opens the towns of the test site in dir, answered by r;
+// they are closed when the test ends (or earlier by the test).
+func openTestTowns(t testing.TB, l testLedger, mem *dual.Store, dir string, r towns.Responder) *towns.Towns {
 	t.Helper()
 	ch := testSite().Charter
-	tw, err := towns.Open(context.Background(), dir, towns.Options{Charter: &ch, Chain: l, Memory: mem, Responder: echoResponder{}})
+	tw, err := towns.Open(context.Background(), dir, towns.Options{Charter: &ch, Chain: l, Memory: mem, Responder: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,10 +47,15 @@ type townServer struct {
 	towns  *towns.Towns
 }
 
-func startTownServer(t *testing.T, dir string, l testLedger, limits map[string]Limit) *townServer {
+// startTownServer starts a town server answered by r (echoResponder when
+// nil).
+func startTownServer(t *testing.T, dir string, l testLedger, limits map[string]Limit, r towns.Responder) *townServer {
 	t.Helper()
+	if r == nil {
+		r = echoResponder{}
+	}
 	mem := openTestMemory(t, l, filepath.Join(dir, "memory"), dual.Options{})
-	tw := openTestTowns(t, l, mem, filepath.Join(dir, "towns"))
+	tw := openTestTowns(t, l, mem, filepath.Join(dir, "towns"), r)
 	srv := newTestServer(t, Options{Chain: l, Memory: mem, MemoryTokens: testTokens(t), Towns: tw, Limits: limits})
 	return &townServer{client: client{t, serveLoopback(t, srv)}, ledger: l, memory: mem, towns: tw}
 }
@@ -89,7 +94,7 @@ func TestTownRoutes(t *testing.T) {
 	dir := t.TempDir()
 	l := newTestLedger(t, filepath.Join(dir, "ledger"))
 	signLimit := Limit{Max: 12, Window: time.Hour}
-	ts := startTownServer(t, dir, l, map[string]Limit{"/api/v1/towns/{id}/sign": signLimit})
+	ts := startTownServer(t, dir, l, map[string]Limit{"/api/v1/towns/{id}/sign": signLimit}, nil)
 
 	var list TownList
 	ts.json(http.MethodGet, "/api/v1/towns", "", 200, &list)
@@ -236,14 +241,14 @@ func TestTownRoutes(t *testing.T) {
 func TestTownsSurviveRestart(t *testing.T) {
 	dir := t.TempDir()
 	l := newTestLedger(t, filepath.Join(dir, "ledger"))
-	ts := startTownServer(t, dir, l, nil)
+	ts := startTownServer(t, dir, l, nil, nil)
 	var sig Signed
 	ts.json(http.MethodPost, "/api/v1/towns/case/sign", `{"signer":"Grace","message":"Still here after a restart."}`, 201, &sig)
 	ts.json(http.MethodPost, "/api/v1/towns/case/chat", `{"message":"Remember me?"}`, 200, nil)
 	ts.towns.Close()
 	ts.memory.Close()
 
-	again := startTownServer(t, dir, l, nil)
+	again := startTownServer(t, dir, l, nil, nil)
 	d := again.town("case")
 	// The day's salt lives in memory only: after a restart the same client
 	// is a new visitor.

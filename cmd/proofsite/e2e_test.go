@@ -429,6 +429,20 @@ func TestServeEndToEnd(t *testing.T) {
 		if len(wall.Signatures) != 1 || wall.Signatures[0].Signer != "e2e" {
 			t.Errorf("the wall of case after the restart: %s", body)
 		}
+		_, body = again.get(t, "/api/v1/towns/case")
+		var town struct {
+			Messages       int
+			RecentMessages []struct {
+				Message       string
+				MemoriesGiven int `json:"memories_given"`
+				Reply         struct{ Node, Provider, Reply string }
+			} `json:"recent_messages"`
+		}
+		json.Unmarshal(body, &town)
+		if town.Messages != 1 || len(town.RecentMessages) != 1 || town.RecentMessages[0].Message != "What is the seam at 153?" ||
+			town.RecentMessages[0].Reply.Node != "S2_CASE" || town.RecentMessages[0].Reply.Provider != "offline" || town.RecentMessages[0].Reply.Reply == "" {
+			t.Errorf("the chat of case after the restart: %s", body)
+		}
 	})
 }
 
@@ -455,7 +469,7 @@ var postExamples = map[string]struct {
 	"/api/lumen":              {body: `{"message":"How is the ledger verified?"}`},
 	"/api/v1/query":           {body: `{"question":"How is the ledger verified?"}`},
 	"/api/agent/receipt":      {}, // the receipt of an answer, filled in by the test
-	// No town's node answers yet: serve wires no responder for the towns.
-	"/api/v1/towns/{id}/chat":       {body: `{"message":"What is the seam at 153?"}`, status: 503},
-	"/api/v1/towns/{id}/inter-node": {body: `{"to":"tars","payload":"A second reading, please."}`, status: 503},
+	// The towns' nodes answer offline (no key is set), with the town's memory.
+	"/api/v1/towns/{id}/chat":       {body: `{"message":"What is the seam at 153?"}`},
+	"/api/v1/towns/{id}/inter-node": {body: `{"to":"tars","payload":"A second reading, please."}`},
 }

@@ -80,7 +80,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer mem.Close()
-	tw, err := towns.Open(ctx, filepath.Join(cfg.Data, townsDir), towns.Options{Charter: site.Charter, Chain: access, Memory: mem, Logger: env.logger})
+	tw, err := towns.Open(ctx, filepath.Join(cfg.Data, townsDir), towns.Options{Charter: site.Charter, Chain: access, Memory: mem,
+		Responder: live.TownResponder(nodes.Nodes), Logger: env.logger})
 	if err != nil {
 		return err
 	}

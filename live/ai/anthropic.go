@@ -49,8 +49,8 @@ func (p *Anthropic) params(req Request) anthropic.MessageNewParams {
 		MaxTokens: int64(req.MaxTokens),
 		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock(req.Message))},
 	}
-	if req.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.System}}
+	if system := req.Instructions(); system != "" {
+		params.System = []anthropic.TextBlockParam{{Text: system}}
 	}
 	return params
 }

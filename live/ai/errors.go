@@ -30,6 +30,11 @@ var (
 	// ErrProviderTimeout: the provider did not answer within the node's
 	// timeout.
 	ErrProviderTimeout = errors.New("ai: provider timed out")
+	// ErrInvalidBriefing: a town's briefing is over MaxMemoryBytes, holds
+	// text that is not UTF-8, or was given to an airlock node (which takes
+	// the message and nothing else). It is the caller's fault, not the
+	// visitor's: routes answer it as an internal error.
+	ErrInvalidBriefing = errors.New("ai: invalid briefing")
 	// ErrInvalidConfig: the node configuration is unusable.
 	ErrInvalidConfig = errors.New("ai: invalid configuration")
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -165,13 +166,87 @@ func (o *Offline) fromDocs(named map[int]bool, hits []hit) []int {
 }
 
 // Complete answers req.Message; req.System and req.MaxTokens do not
-// apply. It never fails.
+// apply. With a Briefing's memory it also quotes the memory entries that
+// match the message (AnswerWithMemory). It never fails.
 func (o *Offline) Complete(ctx context.Context, req Request) (Completion, error) {
 	if err := ctx.Err(); err != nil {
 		return Completion{}, err
 	}
-	text, cites := o.Answer(req.Message)
+	text, cites := o.AnswerWithMemory(req.Message, req.Briefing.Memory)
 	return Completion{Text: text, Provider: KindOffline, Model: OfflineModel, Citations: cites}, nil
+}
+
+// memoryRef names a town's memory in citations.
+const memoryRef = "Town memory"
+
+// maxMemoryQuote bounds the quotation of one memory entry, in bytes: a
+// longer entry is quoted from its start, cut at a character boundary.
+const maxMemoryQuote = 600
+
+// AnswerWithMemory is Answer for a town's node given its town's memory
+// (newest first): after the published passages it quotes, verbatim, the
+// memory entries that hold the question's one word or at least two of
+// its words (at most three, most words first, then newest), cited as Town
+// memory. When none matches it says that it was given the memory and that
+// none of it answers; it never writes a sentence of its own about the
+// subject.
+func (o *Offline) AnswerWithMemory(question string, memory []string) (string, []Citation) {
+	text, cites := o.Answer(question)
+	if len(memory) == 0 {
+		return text, cites
+	}
+	picked := pickMemory(question, memory)
+	if len(picked) == 0 {
+		return text + fmt.Sprintf("\n\nThis town's memory (%d entries) was given with the message; none of it matches the question.", len(memory)), cites
+	}
+	var b strings.Builder
+	if len(cites) > 0 {
+		b.WriteString(text)
+		b.WriteString("\n\n")
+	}
+	fmt.Fprintf(&b, "From this town's memory (%d entries given with the message; quoted verbatim, nothing is added):", len(memory))
+	for _, i := range picked {
+		q := memory[i]
+		if len(q) > maxMemoryQuote {
+			q = strings.ToValidUTF8(q[:maxMemoryQuote], "")
+		}
+		c := Citation{Ref: memoryRef, Title: fmt.Sprintf("Memory %d of %d, newest first", i+1, len(memory)), Quote: q}
+		cites = append(cites, c)
+		fmt.Fprintf(&b, "\n\n%s, %s:\n\u201c%s\u201d", c.Ref, c.Title, c.Quote)
+	}
+	return b.String(), cites
+}
+
+// pickMemory returns the indexes of the memory entries to quote.
+func pickMemory(question string, memory []string) []int {
+	query := distinct(terms(question))
+	need := min(len(query), 2)
+	if need == 0 {
+		return nil
+	}
+	type scored struct{ i, matched int }
+	var found []scored
+	for i, m := range memory {
+		have := map[string]bool{}
+		for _, t := range terms(m) {
+			have[t] = true
+		}
+		n := 0
+		for _, t := range query {
+			if have[t] {
+				n++
+			}
+		}
+		if n >= need {
+			found = append(found, scored{i, n})
+		}
+	}
+	slices.SortStableFunc(found, func(a, b scored) int { return b.matched - a.matched })
+	out := []int{}
+	for _, f := range found[:min(len(found), maxQuotes)] {
+		out = append(out, f.i)
+	}
+	return out
 }
 
 // Stream sends the reply paragraph by paragraph.

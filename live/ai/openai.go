@@ -51,8 +51,8 @@ func NewOpenAI(cfg SDKConfig) (*OpenAI, error) {
 
 func (p *OpenAI) params(req Request) openai.ChatCompletionNewParams {
 	var msgs []openai.ChatCompletionMessageParamUnion
-	if req.System != "" {
-		msgs = append(msgs, openai.SystemMessage(req.System))
+	if system := req.Instructions(); system != "" {
+		msgs = append(msgs, openai.SystemMessage(system))
 	}
 	msgs = append(msgs, openai.UserMessage(req.Message))
 	return openai.ChatCompletionNewParams{

@@ -200,7 +200,25 @@ func (n *Node) Info() NodeInfo { return n.info }
 // *ProviderError (ErrProviderFailed, ErrProviderTimeout), or the context's
 // error when ctx was cancelled.
 func (n *Node) Reply(ctx context.Context, message string) (Reply, error) {
-	return n.call(ctx, message, func(ctx context.Context, req Request) (Completion, error) {
+	return n.ReplyWith(ctx, message, Briefing{})
+}
+
+// ReplyWith is Reply for a town's node: the provider receives b (the
+// town's memory, the sending node) with the message, the SDK providers as
+// system content (Request.Instructions), the offline responder as text it
+// may quote. Only chat nodes keep towns: b given to an airlock node, over
+// MaxMemoryBytes or not UTF-8 is ErrInvalidBriefing, before any provider
+// call.
+func (n *Node) ReplyWith(ctx context.Context, message string, b Briefing) (Reply, error) {
+	if b.From != "" || len(b.Memory) > 0 {
+		if n.info.Role != RoleChat {
+			return Reply{}, fmt.Errorf("%w: %s is an airlock node: it is given the message and nothing else", ErrInvalidBriefing, n.info.Designation)
+		}
+		if err := checkBriefing(b); err != nil {
+			return Reply{}, err
+		}
+	}
+	return n.call(ctx, message, b, func(ctx context.Context, req Request) (Completion, error) {
 		return n.provider.Complete(ctx, req)
 	})
 }
@@ -208,19 +226,19 @@ func (n *Node) Reply(ctx context.Context, message string) (Reply, error) {
 // Stream is Reply, passing each piece of the reply to delta as it
 // arrives. If delta fails, Stream stops and returns its error.
 func (n *Node) Stream(ctx context.Context, message string, delta func(string) error) (Reply, error) {
-	return n.call(ctx, message, func(ctx context.Context, req Request) (Completion, error) {
+	return n.call(ctx, message, Briefing{}, func(ctx context.Context, req Request) (Completion, error) {
 		return n.provider.Stream(ctx, req, delta)
 	})
 }
 
-func (n *Node) call(ctx context.Context, message string, do func(context.Context, Request) (Completion, error)) (Reply, error) {
+func (n *Node) call(ctx context.Context, message string, b Briefing, do func(context.Context, Request) (Completion, error)) (Reply, error) {
 	message, err := CheckText(message)
 	if err != nil {
 		return Reply{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.timeout)
 	defer cancel()
-	c, err := do(ctx, Request{System: n.system, Message: message, MaxTokens: n.maxTokens})
+	c, err := do(ctx, Request{System: n.system, Message: message, Briefing: b, MaxTokens: n.maxTokens})
 	if err != nil {
 		var pe *ProviderError
 		if errors.As(err, &pe) {

@@ -1,19 +1,17 @@
 package memory
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/live/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -103,7 +101,7 @@ func TestMemoryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "memory.golden", append(append(doc, '\n'), append(payload, '\n')...))
+	golden.Check(t, *update, "memory.golden", append(append(doc, '\n'), append(payload, '\n')...))
 
 	var back Memory
 	if err := json.Unmarshal(doc, &back); err != nil {
@@ -149,23 +147,5 @@ func TestCheckFindsTampering(t *testing.T) {
 		if err := json.Unmarshal([]byte(doc), &back); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("decoding %s: %v, want ErrCorrupt", doc, err)
 		}
-	}
-}
-
-// golden compares got with testdata/name, rewriting it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("got\n%s\nwant (%s)\n%s", got, path, want)
 	}
 }

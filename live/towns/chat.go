@@ -15,10 +15,21 @@ import (
 var ErrNoResponder = errors.New("towns: no node answers here")
 
 // Responder answers as a town's node through the provider behind it
-// (live/ai; cmd adapts it). memory is the town's memory, newest first,
-// which the provider receives with the message.
+// (live/ai, adapted by live.TownResponder).
 type Responder interface {
-	Reply(ctx context.Context, designation, message string, memory []string) (Reply, error)
+	Reply(ctx context.Context, designation string, q Question) (Reply, error)
+}
+
+// Question is what a town's node is asked: the message, and what its
+// provider receives with it.
+type Question struct {
+	Message string
+	// Memory is the town's memory, newest first (at most memoryItems
+	// entries and memoryBytes in all).
+	Memory []string
+	// From is the designation of the node that sent Message in an
+	// inter-node exchange; empty for a visitor's chat message.
+	From string
 }
 
 // Reply is a node's answer: which node, provider and model answered, and
@@ -62,7 +73,7 @@ func (t *Towns) Chat(ctx context.Context, id, message string) (Message, error) {
 	if message, err = checkText("message", message, MaxChatRunes, true); err != nil {
 		return Message{}, err
 	}
-	reply, n, err := t.ask(ctx, tw, message)
+	reply, n, err := t.ask(ctx, tw, message, "")
 	if err != nil {
 		return Message{}, err
 	}
@@ -87,9 +98,10 @@ func (t *Towns) Messages(ctx context.Context, id string, limit int) ([]Message, 
 	return ms, nil
 }
 
-// ask has tw's node answer message with the town's memory, and says how
-// many memories went with it.
-func (t *Towns) ask(ctx context.Context, tw *town, message string) (Reply, int, error) {
+// ask has tw's node answer message, sent by the node from (empty for a
+// visitor), with the town's memory, and says how many memories went with
+// it.
+func (t *Towns) ask(ctx context.Context, tw *town, message, from string) (Reply, int, error) {
 	if t.opts.Responder == nil {
 		return Reply{}, 0, ErrNoResponder
 	}
@@ -97,7 +109,7 @@ func (t *Towns) ask(ctx context.Context, tw *town, message string) (Reply, int, 
 	if err != nil {
 		return Reply{}, 0, err
 	}
-	reply, err := t.opts.Responder.Reply(ctx, tw.node.Designation, message, mem)
+	reply, err := t.opts.Responder.Reply(ctx, tw.node.Designation, Question{Message: message, Memory: mem, From: from})
 	return reply, len(mem), err
 }
 

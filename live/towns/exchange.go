@@ -63,7 +63,7 @@ func (t *Towns) Exchange(ctx context.Context, from string, req ExchangeRequest) 
 	if _, err := checkText("payload", req.Payload, MaxChatRunes, true); err != nil {
 		return Exchange{}, err
 	}
-	reply, _, err := t.ask(ctx, dst, "Message from "+src.node.Designation+" (town "+src.ID+"):\n\n"+req.Payload)
+	reply, _, err := t.ask(ctx, dst, req.Payload, src.node.Designation)
 	if err != nil {
 		return Exchange{}, err
 	}

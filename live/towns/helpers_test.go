@@ -156,22 +156,22 @@ func (e *env) open(t testing.TB) *Towns {
 // are live/ai's, tested there and through the routes): it answers with what
 // it was given, and keeps the last call.
 type echo struct {
-	mu        sync.Mutex
-	calls     int
-	node, msg string
-	memory    []string
-	fail      error
+	mu              sync.Mutex
+	calls           int
+	node, msg, from string
+	memory          []string
+	fail            error
 }
 
-func (r *echo) Reply(_ context.Context, designation, message string, memory []string) (Reply, error) {
+func (r *echo) Reply(_ context.Context, designation string, q Question) (Reply, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.calls++
-	r.node, r.msg, r.memory = designation, message, memory
+	r.node, r.msg, r.from, r.memory = designation, q.Message, q.From, q.Memory
 	if r.fail != nil {
 		return Reply{}, r.fail
 	}
-	return Reply{Node: designation, Provider: "offline", Model: "echo", Text: fmt.Sprintf("%s heard %q with %d memories", designation, message, len(memory))}, nil
+	return Reply{Node: designation, Provider: "offline", Model: "echo", Text: fmt.Sprintf("%s heard %q with %d memories", designation, q.Message, len(q.Memory))}, nil
 }
 
 // clock is a settable clock.

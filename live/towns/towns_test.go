@@ -275,7 +275,7 @@ func TestExchange(t *testing.T) {
 		ex.PayloadHash != sha256.Sum256([]byte(payload)) || ex.ResponseHash != sha256.Sum256([]byte(ex.Response.Text)) {
 		t.Fatalf("exchange: %+v", ex)
 	}
-	if len(e.responder.memory) != 1 || !strings.Contains(e.responder.msg, payload) {
+	if len(e.responder.memory) != 1 || e.responder.msg != payload || e.responder.from != "S2_CASE" {
 		t.Fatalf("TARS was asked %q with memory %q", e.responder.msg, e.responder.memory)
 	}
 	want := `{"from":"s2","payload_hash":"` + ex.PayloadHash.String() + `","request_id":"` + ex.RequestID + `","response_hash":"` + ex.ResponseHash.String() + `","to":"s3"}`

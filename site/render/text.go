@@ -115,6 +115,9 @@ func (b *build) constitutionTextJob() job {
 // receipt.
 var answeringRoutes = []string{"/api/chat", "/api/pulse", "/api/ember", "/api/lumen", "/api/v1/query"}
 
+// townChatRoute is the route on which a town's node answers visitors.
+const townChatRoute = "/api/v1/towns/{id}/chat"
+
 func (b *build) llmsJob() job {
 	fp := newDigest().str("llms").sums(b.config, b.summaries, b.r.optsDigest).sum()
 	return job{key: "llms", paths: []string{llmsPath}, fp: fp, run: func() ([][]byte, error) {
@@ -140,10 +143,11 @@ func (b *build) llmsJob() job {
 		if len(b.r.opts.Endpoints) > 0 {
 			w.h2("API endpoint map")
 			var answering []string
-			receipts := false
+			receipts, townChat := false, false
 			for _, e := range b.r.opts.Endpoints {
 				w.item(b.origin(e)+e.Path, e.Method+" "+e.Path, e.Summary)
 				receipts = receipts || e.Path == "/api/agent/receipt"
+				townChat = townChat || e.Path == townChatRoute
 				if slices.Contains(answeringRoutes, e.Path) && !slices.Contains(answering, e.Path) {
 					answering = append(answering, e.Path)
 				}
@@ -151,6 +155,9 @@ func (b *build) llmsJob() job {
 			w.line("")
 			if receipts && len(answering) > 0 {
 				w.para("The AI routes (" + strings.Join(answering, ", ") + ") give a node nothing but the message: no memory, no private context, and session context is never authority; a member they do not document is refused. Every answer names the node, the provider and the model that answered and carries a receipt signed with that node's key (role `node`, listed in the trust document /keys.json, in ai.json and in /api/nodes). Check one with POST /api/agent/receipt (a receipt that does not verify is a 422 problem naming what failed, never verified true), or offline with the downloadable verifier: go run verify-ledger.go receipt --keys keys.json RECEIPT.json.")
+			}
+			if townChat {
+				w.para("The town routes (POST /api/v1/towns/{id}/chat and POST /api/v1/towns/{id}/inter-node) answer as the town's node, through its provider or offline, and give it that town's memory (its node's memories, public at GET /api/memory/retrieve/{node_id}) and nothing else. An inter-node answer carries request_id, payload_hash, response_hash and the witness (block_hash, prev_hash) of the chain block that recorded the exchange, once it is durable.")
 			}
 		}
 

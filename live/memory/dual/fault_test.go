@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
-	"github.com/proofsite/proofsite/live/memory"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/proofsite/proofsite/live/memory"
 
 	"github.com/dgraph-io/badger/v4"
 )

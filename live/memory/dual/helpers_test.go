@@ -1,13 +1,11 @@
 package dual
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/proofsite/proofsite/live/memory"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,30 +15,13 @@ import (
 
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/live/memory"
 	"github.com/proofsite/proofsite/live/memory/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 var at = time.Date(2025, 1, 6, 9, 0, 0, 123456789, time.UTC)
-
-// golden compares got with testdata/name (rewritten with -update).
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("got\n%s\nwant (%s)\n%s", got, path, want)
-	}
-}
 
 // pg is the PostgreSQL server of this test binary, started by the first
 // test that needs it.

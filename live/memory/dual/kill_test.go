@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proofsite/proofsite/live/memory"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/proofsite/proofsite/live/memory"
 )
 
 // The child process of TestKillBetweenWrites reads its mode and directory

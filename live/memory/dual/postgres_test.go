@@ -3,9 +3,10 @@ package dual
 import (
 	"context"
 	"errors"
-	"github.com/proofsite/proofsite/live/memory"
 	"path/filepath"
 	"testing"
+
+	"github.com/proofsite/proofsite/live/memory"
 )
 
 // TestPostgresReplicasShareOneDatabase runs two replicas (two primaries)

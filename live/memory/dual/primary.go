@@ -8,11 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/proofsite/proofsite/live/memory"
 	"log/slog"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/proofsite/proofsite/live/memory"
 
 	"github.com/dgraph-io/badger/v4"
 )

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proofsite/proofsite/live/memory"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/proofsite/proofsite/live/memory"
 )
 
 // TestConvergesUnderRandomFailures is a property test over seeded random

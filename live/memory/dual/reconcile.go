@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proofsite/proofsite/live/memory"
 	"iter"
 	"slices"
+
+	"github.com/proofsite/proofsite/live/memory"
 )
 
 // batchSize bounds the memories one SQL transaction of the replicator or

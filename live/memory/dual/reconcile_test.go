@@ -3,9 +3,10 @@ package dual
 import (
 	"context"
 	"errors"
-	"github.com/proofsite/proofsite/live/memory"
 	"slices"
 	"testing"
+
+	"github.com/proofsite/proofsite/live/memory"
 
 	"github.com/dgraph-io/badger/v4"
 )

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/proofsite/proofsite/live/memory"
 	"hash/maphash"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/live/memory"
 )
 
 // Chain is the part of the ledger a Store needs: the durable append every

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/proofsite/proofsite/live/memory"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
+	"github.com/proofsite/proofsite/live/internal/golden"
+	"github.com/proofsite/proofsite/live/memory"
 )
 
 // backends runs f once with SQLite and once with PostgreSQL.
@@ -234,5 +235,5 @@ func TestStatusGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "status.golden", append(got, '\n'))
+	golden.Check(t, *update, "status.golden", append(got, '\n'))
 }
