@@ -86,12 +86,39 @@ const (
 //	    provider: openai
 //	    model: gpt-4o-mini-tts
 //	    key_env: OPENAI_API_KEY
+//	  judge:                              # optional; the evaluator's AI scan
+//	    provider: anthropic               # anthropic | openai
+//	    model: claude-haiku-4-5
+//	    key_env: ANTHROPIC_API_KEY
+//	    timeout: 5s                       # the evaluator's default
 type AI struct {
 	Timeout   Duration `yaml:"timeout" json:"timeout,omitempty"`
 	MaxTokens int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	Nodes     []AINode `yaml:"nodes" json:"nodes,omitempty"`
 	Voice     AIVoice  `yaml:"voice" json:"voice,omitzero"`
+	Judge     AIJudge  `yaml:"judge" json:"judge,omitzero"`
 }
+
+// AIJudge chooses the provider that judges texts in the AI-scan stage of
+// the evaluation pipeline (POST /api/v1/evaluate, govern, certify): it
+// must answer strict JSON within Timeout. Empty (no provider) means no
+// judge: the offline, deterministic scan decides alone. It is used when
+// its key is set.
+type AIJudge struct {
+	// Provider is anthropic or openai; empty for no judge.
+	Provider AIProvider `yaml:"provider" json:"provider,omitempty"`
+	Model    string     `yaml:"model" json:"model,omitempty"`
+	BaseURL  string     `yaml:"base_url" json:"base_url,omitempty"`
+	KeyEnv   string     `yaml:"key_env" json:"key_env,omitempty"`
+	// Timeout bounds one judgement; 0 means the evaluator's default (5 s).
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// MaxTokens bounds the answer; 0 means DefaultJudgeMaxTokens.
+	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
+}
+
+// DefaultJudgeMaxTokens bounds a judge's answer (one small JSON object)
+// when AIJudge.MaxTokens is 0.
+const DefaultJudgeMaxTokens = 256
 
 // AINode chooses one node's provider.
 type AINode struct {
@@ -191,6 +218,7 @@ func (a AI) Problems() []Problem {
 			bad(at+".provider", "provider %q is not anthropic, openai or offline", n.Provider)
 		}
 	}
+	out = append(out, a.Judge.problems()...)
 	switch v := a.Voice; v.Provider {
 	case "", "espeak":
 		if v.Model != "" || v.BaseURL != "" || v.KeyEnv != "" {
@@ -212,6 +240,44 @@ func (a AI) Problems() []Problem {
 	return out
 }
 
+// problems reports everything wrong with the judge, at $.ai.judge.
+func (j AIJudge) problems() []Problem {
+	var out []Problem
+	bad := func(field, format string, args ...any) {
+		out = append(out, Problem{Path: "$.ai.judge." + field, Message: fmt.Sprintf(format, args...)})
+	}
+	switch j.Provider {
+	case "":
+		if j != (AIJudge{}) {
+			bad("provider", "a judge needs a provider: anthropic or openai (leave the judge out for none)")
+		}
+		return out
+	case ProviderAnthropic:
+		if j.Model == "" || j.KeyEnv == "" {
+			bad("provider", "an anthropic judge needs model and key_env")
+		}
+	case ProviderOpenAI:
+		if j.Model == "" || (j.KeyEnv == "" && j.BaseURL == "") {
+			bad("provider", "an openai judge needs model, and key_env or base_url")
+		}
+	default:
+		bad("provider", "judge provider %q is not anthropic or openai (the offline scan needs no judge: leave the judge out)", j.Provider)
+	}
+	if j.KeyEnv != "" && !envName.MatchString(j.KeyEnv) {
+		bad("key_env", keyEnvProblem)
+	}
+	if j.BaseURL != "" && !validBaseURL(j.BaseURL) {
+		bad("base_url", baseURLProblem)
+	}
+	if j.Timeout < 0 || time.Duration(j.Timeout) > MaxAITimeout {
+		bad("timeout", "timeout %s is outside 0..%s", j.Timeout, MaxAITimeout)
+	}
+	if j.MaxTokens < 0 || j.MaxTokens > MaxAIMaxTokens {
+		bad("max_tokens", "max_tokens %d is outside 0..%d", j.MaxTokens, MaxAIMaxTokens)
+	}
+	return out
+}
+
 func rosterNames() string {
 	names := make([]string, len(AIRoster))
 	for i, n := range AIRoster {
@@ -226,9 +292,10 @@ func validBaseURL(s string) bool {
 }
 
 // KeyEnvs returns the environment variable names the section reads keys
-// from (nodes and voice), sorted and without repeats: cmd looks these up.
+// from (nodes, voice and judge), sorted and without repeats: cmd looks
+// these up.
 func (a AI) KeyEnvs() []string {
-	names := []string{a.Voice.KeyEnv}
+	names := []string{a.Voice.KeyEnv, a.Judge.KeyEnv}
 	for _, n := range a.Nodes {
 		names = append(names, n.KeyEnv)
 	}
