@@ -192,33 +192,18 @@ func (a AI) Problems() []Problem {
 			bad(at+".designation", "%s is listed twice", n.Designation)
 		}
 		seen[n.Designation] = true
-		if n.Timeout < 0 || time.Duration(n.Timeout) > MaxAITimeout {
-			bad(at+".timeout", "timeout %s is outside 0..%s", n.Timeout, MaxAITimeout)
-		}
-		if n.KeyEnv != "" && !envName.MatchString(n.KeyEnv) {
-			bad(at+".key_env", keyEnvProblem)
-		}
-		if n.BaseURL != "" && !validBaseURL(n.BaseURL) {
-			bad(at+".base_url", baseURLProblem)
-		}
-		switch n.Provider {
-		case ProviderOffline:
-			if n.Model != "" || n.BaseURL != "" || n.KeyEnv != "" {
-				bad(at+".provider", "an offline node takes no model, base_url or key_env")
+		if !providerProblems(bad, at, "node", n.Provider, n.Model, n.KeyEnv, n.BaseURL, n.Timeout) {
+			switch n.Provider {
+			case ProviderOffline:
+				if n.Model != "" || n.BaseURL != "" || n.KeyEnv != "" {
+					bad(at+".provider", "an offline node takes no model, base_url or key_env")
+				}
+			default:
+				bad(at+".provider", "provider %q is not anthropic, openai or offline", n.Provider)
 			}
-		case ProviderAnthropic:
-			if n.Model == "" || n.KeyEnv == "" {
-				bad(at+".provider", "an anthropic node needs model and key_env")
-			}
-		case ProviderOpenAI:
-			if n.Model == "" || (n.KeyEnv == "" && n.BaseURL == "") {
-				bad(at+".provider", "an openai node needs model, and key_env or base_url")
-			}
-		default:
-			bad(at+".provider", "provider %q is not anthropic, openai or offline", n.Provider)
 		}
 	}
-	out = append(out, a.Judge.problems()...)
+	a.Judge.problems(bad)
 	switch v := a.Voice; v.Provider {
 	case "", "espeak":
 		if v.Model != "" || v.BaseURL != "" || v.KeyEnv != "" {
@@ -240,42 +225,50 @@ func (a AI) Problems() []Problem {
 	return out
 }
 
-// problems reports everything wrong with the judge, at $.ai.judge.
-func (j AIJudge) problems() []Problem {
-	var out []Problem
-	bad := func(field, format string, args ...any) {
-		out = append(out, Problem{Path: "$.ai.judge." + field, Message: fmt.Sprintf(format, args...)})
+// providerProblems checks what a node and the judge share (their
+// timeout, key_env and base_url, and what an anthropic or openai provider
+// needs), reporting each at its path under at. It reports whether p is
+// anthropic or openai.
+func providerProblems(bad func(path, format string, args ...any), at, what string, p AIProvider, model, keyEnv, baseURL string, timeout Duration) bool {
+	if timeout < 0 || time.Duration(timeout) > MaxAITimeout {
+		bad(at+".timeout", "timeout %s is outside 0..%s", timeout, MaxAITimeout)
 	}
-	switch j.Provider {
-	case "":
-		if j != (AIJudge{}) {
-			bad("provider", "a judge needs a provider: anthropic or openai (leave the judge out for none)")
-		}
-		return out
+	if keyEnv != "" && !envName.MatchString(keyEnv) {
+		bad(at+".key_env", keyEnvProblem)
+	}
+	if baseURL != "" && !validBaseURL(baseURL) {
+		bad(at+".base_url", baseURLProblem)
+	}
+	switch p {
 	case ProviderAnthropic:
-		if j.Model == "" || j.KeyEnv == "" {
-			bad("provider", "an anthropic judge needs model and key_env")
+		if model == "" || keyEnv == "" {
+			bad(at+".provider", "an anthropic %s needs model and key_env", what)
 		}
 	case ProviderOpenAI:
-		if j.Model == "" || (j.KeyEnv == "" && j.BaseURL == "") {
-			bad("provider", "an openai judge needs model, and key_env or base_url")
+		if model == "" || (keyEnv == "" && baseURL == "") {
+			bad(at+".provider", "an openai %s needs model, and key_env or base_url", what)
 		}
 	default:
-		bad("provider", "judge provider %q is not anthropic or openai (the offline scan needs no judge: leave the judge out)", j.Provider)
+		return false
 	}
-	if j.KeyEnv != "" && !envName.MatchString(j.KeyEnv) {
-		bad("key_env", keyEnvProblem)
+	return true
+}
+
+// problems reports everything wrong with the judge, at $.ai.judge.
+func (j AIJudge) problems(bad func(path, format string, args ...any)) {
+	const at = "$.ai.judge"
+	if j.Provider == "" {
+		if j != (AIJudge{}) {
+			bad(at+".provider", "a judge needs a provider: anthropic or openai (leave the judge out for none)")
+		}
+		return
 	}
-	if j.BaseURL != "" && !validBaseURL(j.BaseURL) {
-		bad("base_url", baseURLProblem)
-	}
-	if j.Timeout < 0 || time.Duration(j.Timeout) > MaxAITimeout {
-		bad("timeout", "timeout %s is outside 0..%s", j.Timeout, MaxAITimeout)
+	if !providerProblems(bad, at, "judge", j.Provider, j.Model, j.KeyEnv, j.BaseURL, j.Timeout) {
+		bad(at+".provider", "judge provider %q is not anthropic or openai (the offline scan needs no judge: leave the judge out)", j.Provider)
 	}
 	if j.MaxTokens < 0 || j.MaxTokens > MaxAIMaxTokens {
-		bad("max_tokens", "max_tokens %d is outside 0..%d", j.MaxTokens, MaxAIMaxTokens)
+		bad(at+".max_tokens", "max_tokens %d is outside 0..%d", j.MaxTokens, MaxAIMaxTokens)
 	}
-	return out
 }
 
 func rosterNames() string {
