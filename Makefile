@@ -159,12 +159,15 @@ bench-http: $(BIN)
 ## bench-eval: the evaluator's quality (precision, recall, F1 per category,
 ## false-positive rate) on the project's held-out split and on
 ## ../shared/eval/heldout, beside a substring heuristic, then its speed on
-## 2 KB texts (latency one at a time, texts/s on every core) and the Go
-## benchmarks. Pass flags with EVALBENCH_FLAGS="-split both";
+## 2 KB texts (latency one at a time, texts/s on every core), the Go
+## benchmarks, and POST /api/v1/evaluate over real HTTP on loopback at 64
+## connections (p99). Pass flags with EVALBENCH_FLAGS="-split both"
+## (EVALBENCH_FLAGS='-shared ""' skips the shared set);
 ## "go run ./cmd/evalbench -h" lists them.
 bench-eval:
 	$(GO) run ./cmd/evalbench $(EVALBENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'Evaluate' -benchtime 3s ./live/eval
+	$(GO) test -run '^$$' -bench '^BenchmarkEvaluateRoute$$' -benchtime 3s ./live
 
 ## fuzz-eval: run the evaluator's fuzz target for FUZZTIME
 fuzz-eval:

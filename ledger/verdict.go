@@ -295,6 +295,33 @@ func VerifyRows(rows iter.Seq2[Row, error], opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return verifyChecks(checks, opts), nil
+}
+
+// VerifyBlocks is Verify over blocks held in memory that also returns each
+// row's check, in table order, for a caller that shows the rows (the
+// build's explorer) without checking their signatures again.
+func VerifyBlocks(blocks []Block, opts Options) (Result, []BlockCheck, error) {
+	rows := func(yield func(Row, error) bool) {
+		for _, b := range blocks {
+			if !yield(Row{Block: b}, nil) {
+				return
+			}
+		}
+	}
+	checks, err := CheckRows(rows, opts.Keys, opts.WitnessQuorum, opts.Check)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return verifyChecks(checks, opts), checks, nil
+}
+
+// verifyChecks is VerifyRows after CheckRows.
+func verifyChecks(checks []BlockCheck, opts Options) Result {
+	quorum := opts.WitnessQuorum
+	if quorum <= 0 {
+		quorum = DefaultWitnessQuorum
+	}
 	spine := VerifySpine(checks, SpineOptions{Genesis: opts.Genesis})
 	table := VerifyStrictTable(checks, opts.Seams)
 
@@ -365,7 +392,7 @@ func VerifyRows(rows iter.Seq2[Row, error], opts Options) (Result, error) {
 			v.PayloadsChecked++
 		}
 	}
-	return Result{Verdict: v, Spine: spine, Table: table}, nil
+	return Result{Verdict: v, Spine: spine, Table: table}
 }
 
 // presentedCheckpoint reads a checkpoint the source presents: verified

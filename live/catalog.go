@@ -1,6 +1,8 @@
 package live
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -98,6 +100,28 @@ func (d *definition) catalog() []Endpoint {
 func Endpoints(site Site) []Endpoint {
 	s := &Server{site: &site, describing: true}
 	return s.define(newApp(nil), false).catalog()
+}
+
+// Description is what a build publishes of the live edge defined for a
+// site: the proof surface's OpenAPI description (Documents' proof), the
+// endpoint catalogue (Endpoints) and which paths it answers (Answers).
+type Description struct {
+	OpenAPI   []byte
+	Endpoints []Endpoint
+	Answers   func(path string) bool
+}
+
+// Describe defines the live edge for site once and returns its
+// Description: Documents, Endpoints and Answers each define it again, and
+// a definition is a large part of a small site's build.
+func Describe(site Site) (Description, error) {
+	s := &Server{site: &site, describing: true}
+	d := s.define(newApp(nil), false)
+	proof, err := json.MarshalIndent(d.proof.OpenAPI(), "", "  ")
+	if err != nil {
+		return Description{}, fmt.Errorf("live: %w", err)
+	}
+	return Description{OpenAPI: append(proof, '\n'), Endpoints: d.catalog(), Answers: d.served.serves}, nil
 }
 
 // Answers returns whether the live edge defined for site answers a path,

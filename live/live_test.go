@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -561,5 +562,36 @@ func TestRoutesAnswer(t *testing.T) {
 				t.Errorf("%d: %s", resp.StatusCode, body)
 			}
 		})
+	}
+}
+
+// Describe says, from one definition, what Documents, Endpoints and
+// Answers say from three.
+func TestDescribe(t *testing.T) {
+	site := *testSite()
+	d, err := Describe(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proof, _, err := Documents(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.OpenAPI, proof) {
+		t.Error("Describe's OpenAPI document is not Documents'")
+	}
+	if !reflect.DeepEqual(d.Endpoints, Endpoints(site)) {
+		t.Error("Describe's endpoints are not Endpoints'")
+	}
+	answers := Answers(site)
+	for _, e := range d.Endpoints {
+		for _, p := range []string{e.Path, e.Path + "?x=1", e.Path + "/nothing-here"} {
+			if d.Answers(p) != answers(p) {
+				t.Errorf("Describe answers %s: %v; Answers: %v", p, d.Answers(p), answers(p))
+			}
+		}
+	}
+	if d.Answers("/no/such/route") {
+		t.Error("Describe answers a path no route serves")
 	}
 }

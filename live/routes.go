@@ -57,9 +57,12 @@ func (d *definition) finish() {
 // Whatever the live edge says is live is derived from it: a feature, a
 // town, a node's public route is announced as live only while its route
 // answers.
-func (d *definition) serves(path string) bool {
+func (d *definition) serves(path string) bool { return d.served.serves(path) }
+
+// serves is definition.serves, for a caller that keeps the table alone.
+func (t *routeTable) serves(path string) bool {
 	path, _, _ = strings.Cut(path, "?")
-	return d.served.match([]byte(path)) != nil
+	return t.match([]byte(path)) != nil
 }
 
 func operations(item *huma.PathItem) []*huma.Operation {

@@ -74,11 +74,11 @@ func sealTestLedger(documented bool) (*render.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := ledger.Verify(ledger.Values(blocks), pins)
+	res, checks, err := ledger.VerifyBlocks(blocks, pins)
 	if err != nil {
 		return nil, err
 	}
-	return &render.Ledger{Blocks: blocks, Pins: pins, Result: res}, nil
+	return &render.Ledger{Blocks: blocks, Checks: checks, Pins: pins, Result: res}, nil
 }
 
 // TestExplorer builds the fixture with a chain whose seam is documented,

@@ -168,7 +168,7 @@ func TestIncrementalEqualsFullBuild(t *testing.T) {
 					t.Fatalf("step %d (%s): the full build fails where the incremental one passed: %v", step, action, err)
 				}
 				if diff := compareTrees(tree(t, out), tree(t, want)); diff != "" {
-					t.Fatalf("step %d (%s): incremental output differs from a full build:\n%s", step, action, diff)
+					t.Fatalf("step %d (%s): incremental output differs from a full build:\n%s%s", step, action, diff, firstDifferences(out, want, diff))
 				}
 			}
 			if broken > 20 {
@@ -313,6 +313,35 @@ func compareTrees(got, want map[string]string) string {
 	}
 	slices.Sort(diff)
 	return strings.Join(diff, "\n")
+}
+
+// firstDifferences shows, for each file that differs (a line "differs
+// NAME" of diff), its first line that differs in the incremental output
+// (got) and in the full build (want).
+func firstDifferences(got, want, diff string) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(diff, "\n") {
+		name, ok := strings.CutPrefix(line, "differs ")
+		if !ok {
+			continue
+		}
+		g, _ := os.ReadFile(filepath.Join(got, name))
+		w, _ := os.ReadFile(filepath.Join(want, name))
+		gl, wl := strings.Split(string(g), "\n"), strings.Split(string(w), "\n")
+		for i := range max(len(gl), len(wl)) {
+			at := func(l []string) string {
+				if i < len(l) {
+					return l[i]
+				}
+				return "(end of file)"
+			}
+			if at(gl) != at(wl) {
+				fmt.Fprintf(&b, "\n%s, line %d:\n  incremental: %.400s\n  full:        %.400s", name, i+1, at(gl), at(wl))
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 // TestIncrementalTouchesOnlyWhatChanged checks the dependency graph: what an

@@ -39,6 +39,12 @@ type Options struct {
 	// Render configures rendering: generated artifacts, the endpoint map,
 	// the live-reload script. Its Cache field is set by Incremental.
 	Render render.Options
+	// Prepare, when set, returns the render options in place of Render. The
+	// first Build calls it while it reads the content, so that what it
+	// reads (the chain for the explorer, the live edge's routes) overlaps
+	// with reading the pages; an error fails that Build, and the next
+	// calls it again.
+	Prepare func() (render.Options, error)
 	// Visibility decides which pages are published: drafts, pages whose
 	// publishDate is to come and expired pages are not, unless it says so.
 	Visibility content.Visibility
@@ -114,11 +120,6 @@ func New(opts Options) (*Builder, error) {
 	if opts.ProgressEvery == 0 {
 		opts.ProgressEvery = time.Second
 	}
-	opts.Render.Cache = opts.Incremental
-	r, err := render.New(opts.Render)
-	if err != nil {
-		return nil, fmt.Errorf("site: %w", err)
-	}
 	p, err := publish.New(opts.OutDir)
 	if err != nil {
 		return nil, fmt.Errorf("site: %w", err)
@@ -127,7 +128,33 @@ func New(opts Options) (*Builder, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Builder{opts: opts, loader: content.NewLoader(opts.Content, opts.Visibility), renderer: r, publisher: p, log: log}, nil
+	b := &Builder{opts: opts, loader: content.NewLoader(opts.Content, opts.Visibility), publisher: p, log: log}
+	if opts.Prepare == nil {
+		if err := b.newRenderer(opts.Render); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// newRenderer makes the Builder's renderer from opts.
+func (b *Builder) newRenderer(opts render.Options) error {
+	opts.Cache = b.opts.Incremental
+	r, err := render.New(opts)
+	if err != nil {
+		return fmt.Errorf("site: %w", err)
+	}
+	b.renderer = r
+	return nil
+}
+
+// prepare makes the renderer from Options.Prepare.
+func (b *Builder) prepare() error {
+	opts, err := b.opts.Prepare()
+	if err != nil {
+		return err
+	}
+	return b.newRenderer(opts)
 }
 
 // Build loads the content paths in changes (nil: all of it), validates the
@@ -141,7 +168,17 @@ func (b *Builder) Build(ctx context.Context, changes []string) (Result, error) {
 		changes = nil
 	}
 
+	var prepared chan error
+	if b.renderer == nil {
+		prepared = make(chan error, 1)
+		go func() { prepared <- b.prepare() }()
+	}
 	site, err := b.loader.Load(ctx, changes)
+	if prepared != nil {
+		if perr := <-prepared; perr != nil {
+			return Result{}, perr
+		}
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("load: %w", err)
 	}
@@ -230,7 +267,11 @@ func (b *Builder) linkTrees(stage *publish.Stage) error {
 
 // RenderAll makes the next Build render every page again, for changes the
 // content does not show (template text in templ's watch mode).
-func (b *Builder) RenderAll() { b.renderer.Forget() }
+func (b *Builder) RenderAll() {
+	if b.renderer != nil {
+		b.renderer.Forget()
+	}
+}
 
 // reportProgress logs how many files are done while a build runs longer than
 // ProgressEvery; the returned function stops it and returns once it has

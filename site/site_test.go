@@ -395,3 +395,44 @@ func TestProgressStopsWithTheBuild(t *testing.T) {
 		t.Fatal("the progress reporter logged after the build returned")
 	}
 }
+
+// Prepare gives the render options in place of Render: a failure fails
+// the Build without publishing, the next Build asks again, and once it
+// succeeded it is not asked again; the output is that of the same options
+// given as Render.
+func TestPrepare(t *testing.T) {
+	want := filepath.Join(t.TempDir(), "want")
+	build(t, fixtureDir, want)
+	out := filepath.Join(t.TempDir(), "public")
+	calls, errNoChain := 0, errors.New("no chain")
+	opts := testOptions(fixtureDir, out, true)
+	opts.Render = render.Options{}
+	opts.Prepare = func() (render.Options, error) {
+		calls++
+		if calls == 1 {
+			return render.Options{}, errNoChain
+		}
+		return testRenderOptions(), nil
+	}
+	b, err := site.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Build(t.Context(), nil); !errors.Is(err, errNoChain) {
+		t.Fatalf("first build: %v", err)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a failed build published %s: %v", out, err)
+	}
+	for _, changes := range [][]string{nil, {"pages/hello.md"}} {
+		if _, err := b.Build(t.Context(), changes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls != 2 {
+		t.Errorf("Prepare called %d times, want 2", calls)
+	}
+	if diff := compareTrees(tree(t, out), tree(t, want)); diff != "" {
+		t.Errorf("output differs from a build with the same Render:\n%s", diff)
+	}
+}

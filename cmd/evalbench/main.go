@@ -6,7 +6,7 @@
 // (live/eval/testdata/corpus/heldout.jsonl; -split dev or both for the
 // others) and on the shared held-out set (-shared, default
 // ../shared/eval/heldout: 1,200 texts from published research data sets,
-// read at run time and never copied). For the shared set only aggregate
+// read at run time and never copied; -shared "" skips it). For the shared set only aggregate
 // figures are printed: never a text or a per-item result. The shared
 // set's categories are mapped to the evaluator's from its SOURCES.md:
 // prompt_injection and jailbreak to themselves, prompt_extraction to

@@ -58,7 +58,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	var cfg config
 	fs.StringVar(&cfg.content, "content", "content", "the content `folder` holding eval/patterns.yaml and eval/exemplars/")
 	fs.StringVar(&cfg.corpus, "corpus", "live/eval/testdata/corpus", "the project's corpus `folder` (dev.jsonl, heldout.jsonl)")
-	fs.StringVar(&cfg.shared, "shared", "../shared/eval/heldout", "the shared held-out set's `folder` (measured, never tuned on)")
+	fs.StringVar(&cfg.shared, "shared", "../shared/eval/heldout", "the shared held-out set's `folder` (measured, never tuned on); empty: not measured")
 	fs.StringVar(&cfg.split, "split", quality.Heldout, "the project's `split` to report: heldout, dev or both")
 	fs.IntVar(&cfg.misses, "misses", 0, "print up to `n` misses and false positives of the project's dev split (never of a held-out set)")
 	fs.BoolVar(&cfg.speed, "speed", true, "measure speed too")
@@ -117,9 +117,14 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		}
 	}
 
-	shared, err := readShared(cfg.shared)
+	var shared []quality.Sample
+	if cfg.shared != "" {
+		shared, err = readShared(cfg.shared)
+	}
 	var sharedTable *quality.Table
 	switch {
+	case cfg.shared == "":
+		fmt.Fprintf(stdout, "Shared held-out set: not measured (-shared \"\").\n\n")
 	case errors.Is(err, os.ErrNotExist):
 		fmt.Fprintf(stdout, "Shared held-out set not found at %s: skipped (it is read from there at run time, never copied into the repository).\n\n", cfg.shared)
 	case err != nil:

@@ -35,6 +35,17 @@ func TestReportWithoutSharedSet(t *testing.T) {
 	}
 }
 
+func TestSharedSetCanBeSkipped(t *testing.T) {
+	var out, errw bytes.Buffer
+	args := []string{"-content", "../../content", "-corpus", "../../live/eval/testdata/corpus", "-shared", "", "-speed=false"}
+	if code := run(context.Background(), args, &out, &errw); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errw.String())
+	}
+	if !strings.Contains(out.String(), "Shared held-out set: not measured") || strings.Contains(out.String(), "shared held-out: ") {
+		t.Errorf("the shared set was not skipped:\n%s", out.String())
+	}
+}
+
 func TestSharedSetIsCheckedAgainstItsManifest(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) {

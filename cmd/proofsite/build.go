@@ -14,6 +14,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/gate"
 	"github.com/proofsite/proofsite/site"
 	"github.com/proofsite/proofsite/site/content"
+	"github.com/proofsite/proofsite/site/render"
 )
 
 func runBuild(ctx context.Context, env *environment, args []string) error {
@@ -53,11 +54,9 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		}
 		fmt.Fprintln(env.stdout, msg)
 	}
-	opts, err := renderOptions(ctx, env, ch, cfg.Data)
-	if err != nil {
-		return err
-	}
-	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Render: opts, Visibility: *vis, Trees: ledgerTiles(cfg.Data), Logger: env.logger})
+	// The chain and the live edge's routes are read while the pages are.
+	prepare := func() (render.Options, error) { return renderOptions(env, ch, cfg.Data) }
+	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Prepare: prepare, Visibility: *vis, Trees: ledgerTiles(cfg.Data), Logger: env.logger})
 	if err != nil {
 		return err
 	}

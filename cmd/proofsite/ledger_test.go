@@ -340,3 +340,63 @@ func TestLedgerVerifyVectors(t *testing.T) {
 		})
 	}
 }
+
+// The build reads the chain's tiles, not its store: it builds the explorer
+// while another process holds the store (as serve does), shows a failing
+// verdict when a row of the tiles was altered, and refuses, saying how to
+// write them again, when there are no tiles.
+func TestBuildReadsTheTiles(t *testing.T) {
+	data := initLedger(t, realContent)
+	held, err := chain.Open(chain.Options{DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	out := filepath.Join(t.TempDir(), "public")
+	build := func() (int, string, string) {
+		return cli(t, "build", "--content", realContent, "--out", out, "--data", data)
+	}
+	code, stdout, stderr := build()
+	if code != 0 {
+		t.Fatalf("build beside an open chain: exit %d\n%s%s", code, stdout, stderr)
+	}
+	index, _ := os.ReadFile(filepath.Join(out, "explorer", "index.html"))
+	seam, _ := os.ReadFile(filepath.Join(out, "explorer", "block", "153.html"))
+	if !bytes.Contains(index, []byte("PASS_WITH_DOCUMENTED_STRICT_SEAM")) || !bytes.Contains(index, []byte("Signed checkpoint</dt><dd><code>size 224,")) ||
+		!bytes.Contains(seam, []byte("Documented seam")) {
+		t.Fatalf("the explorer does not show the verified chain:\n%s", index)
+	}
+
+	// One hex digit of row 5's signature changed: still a canonical entry.
+	bundle := filepath.Join(data, chain.TilesDir, "tile", "entries", "000.p", "224")
+	raw, err := os.ReadFile(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(raw, []byte(`"index":5,`))
+	at += bytes.Index(raw[at:], []byte(`"signature":"`)) + len(`"signature":"`)
+	if raw[at] == '0' {
+		raw[at] = '1'
+	} else {
+		raw[at] = '0'
+	}
+	if err := os.WriteFile(bundle, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = build()
+	index, _ = os.ReadFile(filepath.Join(out, "explorer", "index.html"))
+	if code != 0 || !strings.Contains(stdout, "note: the explorer shows the verdict FAIL") || !bytes.Contains(index, []byte(`class="status failed"`)) {
+		t.Fatalf("altered tiles: exit %d\n%s%s", code, stdout, stderr)
+	}
+	block, _ := os.ReadFile(filepath.Join(out, "explorer", "block", "5.html"))
+	if !bytes.Contains(block, []byte("Signatures verify</dt><dd>no")) {
+		t.Error("block 5's page does not say its signatures fail")
+	}
+
+	if err := os.RemoveAll(filepath.Join(data, chain.TilesDir)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr = build(); code != 1 || !strings.Contains(stderr, "explorer: the chain's tiles in") || !strings.Contains(stderr, "ledger init") {
+		t.Fatalf("build without tiles: exit %d\n%s", code, stderr)
+	}
+}

@@ -118,7 +118,7 @@ func newWatchBuilder(ctx context.Context, env *environment, cfg *config, vis con
 	if err != nil {
 		return nil, err
 	}
-	opts, err := renderOptions(ctx, env, ch, cfg.Data)
+	opts, err := renderOptions(env, ch, cfg.Data)
 	if err != nil {
 		return nil, err
 	}

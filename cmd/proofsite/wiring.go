@@ -16,6 +16,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
+	"github.com/proofsite/proofsite/ledger/tiles"
 	"github.com/proofsite/proofsite/live"
 	"github.com/proofsite/proofsite/live/ai"
 	"github.com/proofsite/proofsite/live/ai/voice"
@@ -103,9 +104,9 @@ func liveSite(s *content.Site) *live.Site {
 // chain itself, verified, for the explorer. Without a chain the build
 // publishes no trust document and an explorer without rows (and says so on
 // stdout): ai.json then lists only the Bridge keys pinned in site.yaml.
-func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
+func renderOptions(env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
 	site := live.Site{Charter: *ch}
-	proof, _, err := live.Documents(site)
+	desc, err := live.Describe(site)
 	if err != nil {
 		return render.Options{}, err
 	}
@@ -114,14 +115,14 @@ func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, d
 		return render.Options{}, fmt.Errorf("gate demo: %w", err)
 	}
 	opts := render.Options{Artifacts: []render.Artifact{
-		{Path: "openapi.json", Data: proof, Title: "OpenAPI description", Description: "the proof surface and gate discovery (OpenAPI 3.1)"},
+		{Path: "openapi.json", Data: desc.OpenAPI, Title: "OpenAPI description", Description: "the proof surface and gate discovery (OpenAPI 3.1)"},
 		{Path: demoArtifactPath, Data: demo, Title: "Gate demo transcript",
 			Description: "produced at build time by the real checkpoint with a labelled demo key: deny by default, allow with Bridge authorization, tamper rejection, capability board"},
 		{Path: "downloads/verify-ledger.go", Data: cmd.VerifyLedgerSource, Title: "The downloadable verifier",
 			Description: "one Go file, standard library only: read it, check its SHA-256, run it against this site", Downloadable: true},
 	}}
-	opts.Answers = live.Answers(site)
-	for _, e := range live.Endpoints(site) {
+	opts.Answers = desc.Answers
+	for _, e := range desc.Endpoints {
 		if e.Kind == "live" {
 			opts.Endpoints = append(opts.Endpoints, render.Endpoint{Method: e.Method, Path: e.Path, Summary: e.Summary, OnAPI: e.OnAPI})
 		}
@@ -140,7 +141,7 @@ func renderOptions(ctx context.Context, env *environment, ch *charter.Charter, d
 		if err := trustNote(env, ch, trust); err != nil {
 			return render.Options{}, err
 		}
-		if opts.Ledger, err = readLedger(ctx, dataDir); err != nil {
+		if opts.Ledger, err = readLedger(env, dataDir, trust); err != nil {
 			return render.Options{}, err
 		}
 		opts.Artifacts = append(opts.Artifacts, render.Artifact{Path: render.TrustDocumentPath, Data: raw, Title: "Trust document",
@@ -235,28 +236,35 @@ func trustNote(env *environment, ch *charter.Charter, trust ledger.TrustDocument
 	return nil
 }
 
-// readLedger reads the chain in dataDir for the explorer: every row, read
-// only, and the full walk over them with the pins of the chain's trust
-// document.
-func readLedger(ctx context.Context, dataDir string) (*render.Ledger, error) {
-	c, err := chain.Open(chain.Options{DataDir: dataDir, ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("explorer: the build reads the chain in %s (if proofsite serve holds it, stop it or build from a copy of the folder): %w", dataDir, err)
+// readLedger reads the chain for the explorer from its tiles (DATA/tiles,
+// the C2SP tlog-tiles log the chain keeps: entry bundles and the signed
+// checkpoint), never from the store, so a build may read a data folder
+// that serve holds. Every row is verified with the trust document's pins,
+// and the checkpoint's signature and root with its log key
+// (ledger.VerifyBlocks). Tiles that cannot be read are an error that says
+// how to publish them again; rows that do not verify, or that do not match
+// their signed checkpoint, give a failing verdict, which the explorer shows
+// and the build prints.
+func readLedger(env *environment, dataDir string, trust ledger.TrustDocument) (*render.Ledger, error) {
+	dir := filepath.Join(dataDir, chain.TilesDir)
+	rows, note, err := tiles.Read(dir)
+	if err == nil && len(rows) == 0 {
+		err = errors.New("no rows")
 	}
-	defer c.Close()
-	pins, err := c.Trust().Options()
+	if err != nil {
+		return nil, fmt.Errorf("explorer: the chain's tiles in %s: %w (\"proofsite ledger init\" with this --data writes them again from the chain and leaves the chain as it is; so does serve)", dir, err)
+	}
+	pins, err := trust.Options()
 	if err != nil {
 		return nil, fmt.Errorf("explorer: trust document: %w", err)
 	}
-	l := &render.Ledger{Pins: pins, Blocks: make([]ledger.Block, 0, c.Store().Count())}
-	for b, err := range c.Store().Blocks(ctx) {
-		if err != nil {
-			return nil, fmt.Errorf("explorer: reading the chain: %w", err)
-		}
-		l.Blocks = append(l.Blocks, b)
+	pins.PresentedCheckpoint = note
+	l := &render.Ledger{Blocks: rows, Pins: pins}
+	if l.Result, l.Checks, err = ledger.VerifyBlocks(rows, pins); err != nil {
+		return nil, fmt.Errorf("explorer: verifying the chain's tiles: %w", err)
 	}
-	if l.Result, err = ledger.Verify(ledger.Values(l.Blocks), pins); err != nil {
-		return nil, fmt.Errorf("explorer: verifying the chain: %w", err)
+	if v := l.Result.Verdict; !v.Pass() {
+		fmt.Fprintf(env.stdout, "proofsite: note: the explorer shows the verdict %s for the %d rows of %s: %s\n", v.Verdict, len(rows), dir, strings.Join(v.Failures, "; "))
 	}
 	return l, nil
 }

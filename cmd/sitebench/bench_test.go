@@ -126,9 +126,9 @@ func projectLedger(b *testing.B) *render.Ledger {
 		b.Fatal(err)
 	}
 	pins := ledger.Options{Keys: signers.KeySet(), Genesis: blocks[0].Hash(), Seams: seams, WitnessQuorum: ch.Ledger.Quorum()}
-	res, err := ledger.Verify(ledger.Values(blocks), pins)
+	res, checks, err := ledger.VerifyBlocks(blocks, pins)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return &render.Ledger{Blocks: blocks, Pins: pins, Result: res}
+	return &render.Ledger{Blocks: blocks, Checks: checks, Pins: pins, Result: res}
 }

@@ -386,3 +386,69 @@ func splitBundle(data []byte) ([][]byte, error) {
 	}
 	return out, nil
 }
+
+// Read reads back what a tile folder holds, as a reader of the folder
+// (the build's explorer) sees it, writing nothing: the signed checkpoint
+// note (nil when none is published yet) and every row the tiles cover,
+// decoded from the entry bundles. It checks that each entry is the
+// canonical form of the row it decodes to and nothing more: the rows'
+// hashes and signatures, and the checkpoint's signature and root, are the
+// caller's to verify with pins it trusts (ledger.VerifyRows with
+// Options.PresentedCheckpoint). A folder without tiles is fs.ErrNotExist;
+// a missing or malformed bundle is ErrCorrupt. The checkpoint is read
+// before the size, so a folder another process extends meanwhile still
+// gives a checkpoint the rows cover.
+func Read(dir string) (rows []ledger.Block, checkpoint []byte, err error) {
+	checkpoint, err = os.ReadFile(filepath.Join(dir, CheckpointFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		checkpoint = nil
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("tiles: %w", err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, sizeFile))
+	if err != nil {
+		return nil, nil, fmt.Errorf("tiles: %w", err)
+	}
+	size, err := strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, sizeFile, err)
+	}
+	rows = make([]ledger.Block, 0, size)
+	for n := uint64(0); n*Width < size; n++ {
+		entries, err := readBundle(dir, n, min(Width, size-n*Width))
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, e := range entries {
+			b, err := ledger.DecodeBlock(e)
+			if err == nil && !bytes.Equal(b.Leaf(), e) {
+				err = errors.New("not the canonical form of its row")
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("%w: entry %d: %w", ErrCorrupt, n*Width+uint64(i), err)
+			}
+			rows = append(rows, b)
+		}
+	}
+	return rows, checkpoint, nil
+}
+
+// readBundle reads the first w entries of bundle n: the partial bundle of
+// width w, or the full bundle once it has replaced it.
+func readBundle(dir string, n, w uint64) ([][]byte, error) {
+	data, err := os.ReadFile(filepath.Join(dir, layout.EntriesPath(n, uint8(w%Width))))
+	if errors.Is(err, fs.ErrNotExist) && w < Width {
+		data, err = os.ReadFile(filepath.Join(dir, layout.EntriesPath(n, 0)))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: bundle %d: %w", ErrCorrupt, n, err)
+	}
+	entries, err := splitBundle(data)
+	if err == nil && uint64(len(entries)) < w {
+		err = fmt.Errorf("%d entries, want %d", len(entries), w)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: bundle %d: %w", ErrCorrupt, n, err)
+	}
+	return entries[:w], nil
+}

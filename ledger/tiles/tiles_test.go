@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/proofsite/proofsite/ledger"
@@ -216,5 +217,65 @@ func TestChainPublishesTiles(t *testing.T) {
 	appendRows(t, c, 1)
 	if published().Size != 228 {
 		t.Fatal("the rebuilt tiles do not cover the appended row")
+	}
+}
+
+// Read gives back every row the tiles cover, as the store holds them, and
+// the signed checkpoint; when the full bundle has replaced the partial one
+// a checkpoint names, the full bundle is read. An entry that is not the
+// canonical form of its row, a missing bundle and a folder without tiles
+// are refused.
+func TestRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c, data := newChain(t)
+	dir := filepath.Join(data, chain.TilesDir)
+	if _, err := c.Walk(ctx); err != nil {
+		t.Fatal(err)
+	}
+	appendRows(t, c, 40) // 264 rows: one full bundle and a partial one
+	rows, note, err := tiles.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := int64(len(rows)), c.Store().Count(); got != want {
+		t.Fatalf("read %d rows, the store holds %d", got, want)
+	}
+	for i, b := range rows {
+		s, err := c.Store().BlockByIndex(int64(i))
+		if err != nil || !bytes.Equal(s.Leaf(), b.Leaf()) {
+			t.Fatalf("row %d differs from the store's (%v)", i, err)
+		}
+	}
+	if cp, err := ledger.OpenCheckpoint(note, c.Trust().Log.CheckpointKey); err != nil || cp != c.Store().Checkpoint() {
+		t.Fatalf("checkpoint %+v, %v; the store's %+v", cp, err, c.Store().Checkpoint())
+	}
+
+	partial := filepath.Join(dir, "tile/entries/001.p/8")
+	if err := os.Remove(partial); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tiles.Read(dir); !errors.Is(err, tiles.ErrCorrupt) {
+		t.Fatalf("read without the partial bundle its size names: %v", err)
+	}
+	full := filepath.Join(dir, "tile/entries/000")
+	bundle, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(partial), 0o755)
+	os.WriteFile(filepath.Join(dir, "tile/entries/001"), bundle, 0o644) // as if the bundle had filled since
+	if got, _, err := tiles.Read(dir); err != nil || len(got) != len(rows) {
+		t.Fatalf("read with the full bundle in place of the partial one: %d rows, %v", len(got), err)
+	}
+
+	spaced := bytes.Replace(bundle, []byte(`"index":0,`), []byte(`"index": 0,`), 1)
+	spaced[1]++ // the entry's length, one byte longer
+	os.WriteFile(full, spaced, 0o644)
+	if _, _, err := tiles.Read(dir); !errors.Is(err, tiles.ErrCorrupt) || !strings.Contains(err.Error(), "entry 0: not the canonical form") {
+		t.Fatalf("read an entry that is not canonical: %v", err)
+	}
+	if _, _, err := tiles.Read(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read a folder without tiles: %v", err)
 	}
 }

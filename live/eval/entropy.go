@@ -153,11 +153,22 @@ func compressionRatio(text string) float64 {
 // seed keys the word hashes of repetition (process-local; only equality matters).
 var seed = maphash.MakeSeed()
 
+// trigramSets reuses repetition's sets of seen trigrams: a set for a
+// 2 KB text is a few hundred entries, worth keeping rather than building
+// again for every text.
+var trigramSets = sync.Pool{New: func() any { return map[uint64]struct{}{} }}
+
 // repetition is the share of word trigrams that occurred earlier in text,
 // and the number of words.
 func repetition(text string) (share float64, words int) {
 	var prev [2]uint64
-	seen := make(map[uint64]struct{}, len(text)/6)
+	seen := trigramSets.Get().(map[uint64]struct{})
+	defer func() {
+		if len(seen) <= 4096 { // a set grown by a long text is left to the collector
+			clear(seen)
+			trigramSets.Put(seen)
+		}
+	}()
 	trigrams, repeats := 0, 0
 	for i := 0; i < len(text); {
 		for i < len(text) && !wordByte(text[i]) {

@@ -14,10 +14,12 @@ import (
 
 // Ledger is the chain as the build read it, for the explorer: every row in
 // table order, the pins it was verified with (the trust document's), and
-// what the full walk over those rows with those pins found. The renderer
-// shows it as given; it reads no chain itself.
+// what the full walk over those rows with those pins found
+// (ledger.VerifyBlocks): the verdict and each row's check. The renderer
+// shows it as given; it reads and verifies no chain itself.
 type Ledger struct {
 	Blocks []ledger.Block
+	Checks []ledger.BlockCheck // one per row of Blocks, in order
 	Pins   ledger.Options
 	Result ledger.Result
 }
@@ -64,6 +66,9 @@ func newChainView(l *Ledger) (*chainView, error) {
 	}
 	if len(l.Blocks) == 0 {
 		return nil, errors.New("render: ledger: no rows (a chain starts with its genesis)")
+	}
+	if len(l.Checks) != len(l.Blocks) {
+		return nil, fmt.Errorf("render: ledger: %d checks for %d rows", len(l.Checks), len(l.Blocks))
 	}
 	v := &chainView{l: l, byHash: map[ledger.Hash]int{}, off: map[int64]bool{},
 		breaks: map[int]ledger.Break{}, spineTo: map[int]int{}, seams: map[int64]ledger.Seam{}}
@@ -262,7 +267,11 @@ func (c *chainView) pinFacts(trust bool) []templates.Fact {
 	if cp := v.Checkpoint; cp != nil {
 		facts = append(facts, templates.Fact{Label: "Checkpoint", Value: fmt.Sprintf("%s, size %d, root %s", cmp.Or(cp.Origin, "(no origin)"), cp.Size, cp.Root), Identifier: true})
 	}
-	return facts
+	signed := templates.Fact{Label: "Signed checkpoint", Value: "none published with these rows (the log signs one while the verdict passes)"}
+	if cp := v.CheckpointPresented; cp != nil {
+		signed.Value, signed.Identifier = fmt.Sprintf("size %d, root %s", cp.Size, cp.Root), true
+	}
+	return append(facts, signed)
 }
 
 func indexList(ix []int64) string {
@@ -332,7 +341,7 @@ func (b *build) blockPage(i int) ([][]byte, error) {
 	h := bl.Header()
 	out := blockPath(h.Index)
 	quorum := cmp.Or(c.l.Pins.WitnessQuorum, ledger.DefaultWitnessQuorum)
-	check := ledger.CheckBlock(bl, c.l.Pins.Keys, quorum)
+	check := c.l.Checks[i]
 	v := templates.BlockView{
 		Title:   fmt.Sprintf("Block %d", h.Index),
 		Summary: fmt.Sprintf("A %s block of %s, row %d of %d in the strict table.", h.Kind, h.Timestamp, i+1, len(c.l.Blocks)),
@@ -361,9 +370,9 @@ func (b *build) blockPage(i int) ([][]byte, error) {
 		v.Checks = append(v.Checks, templates.Fact{Label: "Problems", Value: check.Err.Error()})
 	}
 	v.Signatures = templates.Table{Label: fmt.Sprintf("Signatures of block %d", h.Index), Columns: []string{"Role", "Key id", "Verifies", "Signature over the hash"}}
-	v.Signatures.Rows = append(v.Signatures.Rows, c.signatureRow(ledger.RoleWriter, h.Writer, bl.Hash(), bl.Signature()))
+	v.Signatures.Rows = append(v.Signatures.Rows, c.signatureRow(check, ledger.RoleWriter, h.Writer, bl.Signature()))
 	for _, w := range bl.Witnesses() {
-		v.Signatures.Rows = append(v.Signatures.Rows, c.signatureRow(ledger.RoleWitness, w.KeyID, bl.Hash(), w.Signature))
+		v.Signatures.Rows = append(v.Signatures.Rows, c.signatureRow(check, ledger.RoleWitness, w.KeyID, w.Signature))
 	}
 	onSpine := "yes"
 	if c.off[h.Index] {
@@ -420,12 +429,17 @@ func yesNo(ok bool) string {
 	return "no"
 }
 
-// signatureRow checks one signature over hash with the pinned key of id
-// in role.
-func (c *chainView) signatureRow(role ledger.Role, id ledger.KeyID, hash ledger.Hash, sig ledger.Signature) []templates.Cell {
-	ok := "no: the key is not pinned in this role"
-	if k, err := c.l.Pins.Keys.Lookup(id, role); err == nil {
-		ok = yesNo(k.Verify(hash[:], sig))
+// signatureRow shows one signature of the row check is of: every one
+// verified with its pinned key when the walk found the row's signatures
+// valid; otherwise this one is checked over the row's hash with the pinned
+// key of id in role, to show which failed.
+func (c *chainView) signatureRow(check ledger.BlockCheck, role ledger.Role, id ledger.KeyID, sig ledger.Signature) []templates.Cell {
+	ok := "yes"
+	if !check.SignatureValid {
+		ok = "no: the key is not pinned in this role"
+		if k, err := c.l.Pins.Keys.Lookup(id, role); err == nil {
+			ok = yesNo(k.Verify(check.Hash[:], sig))
+		}
 	}
 	return []templates.Cell{{Text: string(role)}, {Text: string(id), Identifier: true}, {Text: ok}, {Text: sig.String(), Identifier: true}}
 }

@@ -7,7 +7,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -98,7 +97,12 @@ func icoFile(pngData []byte, size int) []byte {
 	return b.Bytes()
 }
 
-// icons are the icon files, made once per process: they never change.
+// iconPaths are the output paths of the icon files, sorted: planning
+// needs them, not the files, which are drawn when the job runs.
+var iconPaths = []string{templates.AppleTouchIcon[1:], templates.IconPNG[1:], "favicon.ico", templates.IconSVG[1:], iconImagePath}
+
+// icons are the icon files by output path, made once per process: they
+// never change.
 var icons = sync.OnceValue(func() map[string][]byte {
 	small := iconPNG(32)
 	return map[string][]byte{
@@ -114,7 +118,7 @@ var icons = sync.OnceValue(func() map[string][]byte {
 // provide themselves.
 func (b *build) iconsJob() job {
 	var paths []string
-	for _, p := range slices.Sorted(maps.Keys(icons())) {
+	for _, p := range iconPaths {
 		if !slices.ContainsFunc(b.s.Static, func(f *content.StaticFile) bool { return f.Path == p }) {
 			paths = append(paths, p)
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/xml"
 	"image/png"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -12,6 +14,9 @@ import (
 // white on blue, the ICO holding the 32 px PNG, the SVG as XML.
 func TestIcons(t *testing.T) {
 	files := icons()
+	if got := slices.Sorted(maps.Keys(files)); !slices.Equal(got, iconPaths) {
+		t.Fatalf("icons drawn %q, planned %q", got, iconPaths)
+	}
 	for name, size := range map[string]int{"favicon-32.png": 32, "apple-touch-icon.png": 180, "icon-512.png": 512} {
 		img, err := png.Decode(bytes.NewReader(files[name]))
 		if err != nil {

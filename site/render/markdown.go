@@ -2,17 +2,22 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"html"
 	"io"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/lexers"
 	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/dlclark/regexp2/v2"
 	"github.com/proofsite/proofsite/site/mdtext"
 	"github.com/proofsite/proofsite/templates"
 	"github.com/yuin/goldmark"
@@ -201,6 +206,9 @@ func renderCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 		lang = string(n.Language(source))
 	}
 	if lexer := lexers.Get(lang); lexer != nil && lang != "" {
+		if err := untime(lexer); err != nil {
+			return ast.WalkStop, fmt.Errorf("highlighting %s: %w", lang, err)
+		}
 		if tokens, err := chroma.Coalesce(lexer).Tokenise(nil, code.String()); err == nil {
 			// The light style decides which tokens get a class; codeCSS
 			// colours every class in both schemes.
@@ -217,6 +225,64 @@ func renderCodeBlock(w util.BufWriter, source []byte, node ast.Node, entering bo
 	}
 	w.WriteString(">" + html.EscapeString(code.String()) + "</code></pre>\n")
 	return ast.WalkSkipChildren, nil
+}
+
+// untimed remembers the lexers untime prepared: *chroma.RegexLexer ->
+// *untimedLexer.
+var untimed sync.Map
+
+type untimedLexer struct {
+	once sync.Once
+	err  error
+}
+
+// untime lifts the 250 ms wall-clock limit chroma puts on every rule's
+// regular expression, once per lexer, before the lexer's first use here.
+// chroma treats a rule that runs out of time as a rule that does not match,
+// so on a loaded machine (a stalled goroutine, a pause of the collector, the
+// race detector) the same code came out highlighted differently from one
+// build to the next: "chain" as an error "c" and a name "hain". A build must
+// be a function of its content; a rule that really backtracks without end
+// would show as a build that does not finish, which is how it is found.
+// chroma keeps compiled rules private (RegexLexer.rules, compiled by Rules),
+// so they are reached by reflection; TestUntimedLexers fails if that field
+// changes. Lexers another lexer hands embedded code to keep the limit.
+func untime(l chroma.Lexer) error {
+	rl, ok := l.(*chroma.RegexLexer)
+	if !ok {
+		return nil
+	}
+	v, _ := untimed.LoadOrStore(rl, &untimedLexer{})
+	u := v.(*untimedLexer)
+	u.once.Do(func() {
+		var rules map[string][]*chroma.CompiledRule
+		if rules, u.err = compiledRules(rl); u.err == nil {
+			for _, state := range rules {
+				for _, r := range state {
+					if r.Regexp != nil {
+						r.Regexp.MatchTimeout = regexp2.DefaultMatchTimeout
+					}
+				}
+			}
+		}
+	})
+	return u.err
+}
+
+// compiledRules compiles l's rules and returns them.
+func compiledRules(l *chroma.RegexLexer) (map[string][]*chroma.CompiledRule, error) {
+	if _, err := l.Rules(); err != nil {
+		return nil, err
+	}
+	f := reflect.ValueOf(l).Elem().FieldByName("rules")
+	if !f.IsValid() {
+		return nil, errors.New("chroma.RegexLexer has no rules field: see render.untime")
+	}
+	rules, ok := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(map[string][]*chroma.CompiledRule)
+	if !ok {
+		return nil, fmt.Errorf("chroma.RegexLexer.rules is a %s: see render.untime", f.Type())
+	}
+	return rules, nil
 }
 
 // codeScheme is how code looks in one colour scheme: a chroma style for the

@@ -5,8 +5,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alecthomas/chroma/v2"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/dlclark/regexp2/v2"
 	"github.com/proofsite/proofsite/templates"
 )
 
@@ -123,4 +126,48 @@ func TestCodeBlocksFocusable(t *testing.T) {
 	if got := strings.Count(out.String(), `<pre tabindex="0"`); got != 3 || strings.Count(out.String(), "<pre") != 3 {
 		t.Errorf("%d of 3 code blocks are focusable:\n%s", got, out.String())
 	}
+}
+
+// TestUntimedLexers checks that the lexers the site highlights with have
+// no wall-clock limit left on any rule once untime has run, and that
+// chroma still sets one on a lexer it compiles (when it stops, untime can
+// go): a rule that runs out of time lexes differently, so a loaded machine
+// built different pages from the same content.
+func TestUntimedLexers(t *testing.T) {
+	for _, lang := range []string{"go", "sh", "json", "yaml", "python", "html"} {
+		l, ok := lexers.Get(lang).(*chroma.RegexLexer)
+		if !ok {
+			t.Fatalf("%s: not a regexp lexer", lang)
+		}
+		fresh, err := compiledRules(chroma.MustNewLexer(l.Config(), l.MustRules))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if timeouts(fresh)[regexp2.DefaultMatchTimeout] > 0 {
+			t.Errorf("%s: chroma compiled a rule without a time limit: untime may be unneeded", lang)
+		}
+		if err := untime(l); err != nil {
+			t.Fatal(err)
+		}
+		rules, err := compiledRules(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := timeouts(rules); len(got) != 1 || got[regexp2.DefaultMatchTimeout] == 0 {
+			t.Errorf("%s: rules by time limit after untime: %v", lang, got)
+		}
+	}
+}
+
+// timeouts counts rules by their match time limit.
+func timeouts(rules map[string][]*chroma.CompiledRule) map[time.Duration]int {
+	out := map[time.Duration]int{}
+	for _, state := range rules {
+		for _, r := range state {
+			if r.Regexp != nil {
+				out[r.Regexp.MatchTimeout]++
+			}
+		}
+	}
+	return out
 }

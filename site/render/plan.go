@@ -127,12 +127,33 @@ func (b *build) plan() []job {
 		all = append(all, j.paths...)
 	}
 	all = append(all, sitemapPath, indexTxtPath, headersPath, redirectsPath)
+	allSum := b.r.listed.sum(all, b.r.opts.Cache)
+	return append(jobs, b.sitemapJob(all, allSum), b.indexTxtJob(all, allSum), b.hostFilesJob(all, allSum))
+}
+
+// listedPaths are the output paths the file lists of a Render name, and
+// their digest, kept for the next Render: an edit that adds and removes no
+// file (most) lists the same paths, and comparing them is cheaper than
+// hashing them again.
+type listedPaths struct {
+	paths  []string
+	digest [32]byte
+}
+
+// sum is the digest of all; keep remembers it for the next Render.
+func (l *listedPaths) sum(all []string, keep bool) [32]byte {
+	if l.paths != nil && slices.Equal(all, l.paths) {
+		return l.digest
+	}
 	d := newDigest()
 	for _, p := range all {
 		d.str(p)
 	}
-	allSum := d.sum()
-	return append(jobs, b.sitemapJob(all, allSum), b.indexTxtJob(all, allSum), b.hostFilesJob(all, allSum))
+	sum := d.sum()
+	if keep {
+		*l = listedPaths{paths: all, digest: sum}
+	}
+	return sum
 }
 
 // downloadJob publishes data at p with its .sha256 beside it.

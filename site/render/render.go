@@ -120,6 +120,8 @@ type Renderer struct {
 	planned    plannedPages       // the pages of the last Render and their plans (Options.Cache)
 	taxonomy   taxonomyPlan       // the taxonomy jobs of the last Render (Options.Cache)
 	paths      []string           // the output paths of the last Render, checked then
+	pages      int                // how many of paths are HTML pages
+	listed     listedPaths        // the paths the file lists of the last Render name (Options.Cache)
 }
 
 // plannedPages pairs the pages of a Render with their plans, by position:
@@ -196,18 +198,20 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, all bool, emi
 	}
 	// The same paths as last time (an edit that adds and removes nothing)
 	// were checked then; strings shared with the last plan compare at once.
-	if !slices.Equal(stats.Paths, r.paths) {
+	if slices.Equal(stats.Paths, r.paths) {
+		stats.Pages = r.pages
+	} else {
 		if err := checkPaths(jobs); err != nil {
 			return stats, err
 		}
+		for _, p := range stats.Paths {
+			if strings.HasSuffix(p, ".html") {
+				stats.Pages++
+			}
+		}
 	}
 	if r.opts.Cache {
-		r.paths = stats.Paths
-	}
-	for _, p := range stats.Paths {
-		if strings.HasSuffix(p, ".html") {
-			stats.Pages++
-		}
+		r.paths, r.pages = stats.Paths, stats.Pages
 	}
 	stats.Files = len(stats.Paths)
 
@@ -336,7 +340,7 @@ type task struct {
 // the outputs of a Render could not be published.
 func (r *Renderer) Forget() {
 	clear(r.cache)
-	r.planned, r.paths, r.taxonomy = plannedPages{}, nil, taxonomyPlan{}
+	r.planned, r.paths, r.taxonomy, r.listed = plannedPages{}, nil, taxonomyPlan{}, listedPaths{}
 }
 
 // render runs the job and names its outputs.

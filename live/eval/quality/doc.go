@@ -18,4 +18,14 @@
 // for tuning and a held-out split for reporting; Generate rebuilds both,
 // deterministically, from the hand-written sources and a seeded generator
 // of secrets, personal data and obfuscations.
+//
+// Sources (testdata/corpus/src) are one text per line, a file per
+// category, with a comment saying what they hold. Texts added later come in
+// rounds (more/, r3/, r4/), each dealt to the splits by a random stream of
+// its own, so adding a round never moves an earlier text to the other
+// split. A text that appears twice in the sources is an error: it would sit
+// in both splits. Round 4 added harmful requests across many domains and
+// registers, the hard negatives shaped like them, and benign instructions
+// in the same frames ("give detailed step-by-step instructions", "write a
+// persuasive article"), so the model learns the harm, not the frame.
 package quality

@@ -33,7 +33,7 @@ var (
 var laterRounds = []struct {
 	dir    string
 	stream uint64
-}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}}
+}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}, {"r4/", 0x7234}}
 
 // Obfuscation methods the generator applies to attacks.
 var methods = []string{"base64", "homoglyph", "zero_width", "leetspeak", "url_encoding", "spaced", "fullwidth", "hex"}
@@ -46,8 +46,10 @@ type line struct {
 }
 
 // readSource reads one text per line ("\n" stands for a line break),
-// skipping blank lines and comments.
-func readSource(src fs.FS, name string) ([]line, error) {
+// skipping blank lines and comments. A text already read from this or
+// another source is an error: the same text in both splits would leak the
+// held-out split into the development one.
+func (g *generator) readSource(src fs.FS, name string) ([]line, error) {
 	raw, err := fs.ReadFile(src, name+".txt")
 	if err != nil {
 		return nil, fmt.Errorf("quality: %w", err)
@@ -59,6 +61,10 @@ func readSource(src fs.FS, name string) ([]line, error) {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
+		if first, dup := g.seen[t]; dup {
+			return nil, fmt.Errorf("quality: %s.txt:%d repeats %s", name, n, first)
+		}
+		g.seen[t] = fmt.Sprintf("%s.txt:%d", name, n)
 		out = append(out, line{file: name, n: n, text: strings.ReplaceAll(t, `\n`, "\n")})
 	}
 	return out, nil
@@ -68,7 +74,8 @@ func readSource(src fs.FS, name string) ([]line, error) {
 type generator struct {
 	rng   *rand.Rand
 	split map[string][]Sample
-	obf   int // rotates the obfuscation methods
+	obf   int               // rotates the obfuscation methods
+	seen  map[string]string // source texts read so far, and where
 }
 
 // Generate builds the project's corpus from the sources in src: every
@@ -77,8 +84,8 @@ type generator struct {
 // an obfuscated twin in the same split, and secrets, personal data and
 // hard negatives are generated in realistic random formats.
 func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
-	g := &generator{rng: rand.New(rand.NewPCG(seed, 0x6576616c)), split: map[string][]Sample{}}
-	carriers, err := readSource(src, "carriers")
+	g := &generator{rng: rand.New(rand.NewPCG(seed, 0x6576616c)), split: map[string][]Sample{}, seen: map[string]string{}}
+	carriers, err := g.readSource(src, "carriers")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +98,7 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 		}
 	}
 	for _, name := range benignSources {
-		lines, err := readSource(src, name)
+		lines, err := g.readSource(src, name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,7 +110,7 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 		}
 	}
 	for _, name := range attackSources {
-		lines, err := readSource(src, name)
+		lines, err := g.readSource(src, name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -125,7 +132,7 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 	for _, round := range laterRounds {
 		g.rng = rand.New(rand.NewPCG(seed, round.stream))
 		for _, name := range append(slices.Clone(benignSources), attackSources...) {
-			lines, err := readSource(src, round.dir+name)
+			lines, err := g.readSource(src, round.dir+name)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
