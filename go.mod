@@ -11,6 +11,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/dlclark/regexp2/v2 v2.2.1
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-yaml v1.19.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/google/jsonschema-go v0.4.3

@@ -243,6 +243,10 @@ func FuzzCanonicalize(f *testing.F) {
 		if !utf8.Valid(out) || !json.Valid(out) {
 			t.Fatalf("Canonicalize(%q) = %q: not valid JSON", in, out)
 		}
+		// The JCS library Canonicalize used before jsontext is the oracle.
+		if want, err := jcs.Transform(in); err != nil || string(want) != string(out) {
+			t.Fatalf("Canonicalize(%q) = %q; the JCS library writes %q, %v", in, out, want, err)
+		}
 		again, err := Canonicalize(out)
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, out, again, err)

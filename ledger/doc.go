@@ -29,8 +29,8 @@
 // a verdict in O(1) when one more verified block is appended. These
 // functions are pure: no clock, store or network.
 //
-// Canonicalize wraps a JCS library with the stricter input rules signed data
-// needs (no invalid UTF-8, lone surrogates, duplicate keys or inexact
+// Canonicalize wraps an RFC 8785 (JCS) implementation, jsontext's, with
+// the stricter input rules signed data needs (no invalid UTF-8, lone surrogates, duplicate keys or inexact
 // integers). Keys are checked when they are loaded (ParsePublicKey, NewKeySet):
 // wrong lengths and small-order points are refused there, and key ids are
 // always derived from the key (DeriveKeyID).

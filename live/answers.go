@@ -94,7 +94,13 @@ type NodeAnswer struct {
 	Isolation Isolation `json:"isolation"`
 	Fresh
 	Receipt *receipt.Receipt `json:"receipt,omitempty" required:"true" doc:"The answering node's signed receipt over the request and this answer (see POST /api/agent/receipt)"`
+	// encoding is the whole answer as it is sent, set by signed (nil:
+	// encode the answer as usual).
+	encoding []byte
 }
+
+// signedJSON returns the answer's encoding, if it carries one (jsonFormat).
+func (a NodeAnswer) signedJSON() []byte { return a.encoding }
 
 // ChatAnswer is the answer of POST /api/chat.
 type ChatAnswer struct {
@@ -243,8 +249,8 @@ func (e *aiEdge) chat(ctx context.Context, in *ChatInput) (*reply[ChatAnswer], e
 	}
 	answer := func(r ai.Reply) (ChatAnswer, error) {
 		a := ChatAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, RequestedNode: requested}
-		rc, err := e.sign("/api/chat", r, reqHash, a)
-		a.Receipt = &rc
+		rc, enc, err := e.signed("/api/chat", r, reqHash, a)
+		a.Receipt, a.encoding = &rc, enc
 		return a, err
 	}
 	if acceptsEventStream(in.Accept) {
@@ -279,7 +285,7 @@ func (e *aiEdge) pulse(ctx context.Context, in *pulseInput) (*reply[PulseAnswer]
 			e.log.Warn("pulse: a node did not answer", "node", entry.Node, "error", entry.Error, "reason", string(entry.Reason), "status", entry.Status)
 			continue
 		}
-		rc, err := e.sign("/api/pulse", entry.Reply, reqHash, out.Nodes[i])
+		rc, _, err := e.sign("/api/pulse", entry.Reply, reqHash, out.Nodes[i])
 		if err != nil {
 			return nil, e.problem(err)
 		}
@@ -301,11 +307,11 @@ func (e *aiEdge) airlock(route, name string) func(context.Context, *airlockInput
 			return nil, err
 		}
 		a := NodeAnswer{Reply: r, Fresh: fresh()}
-		rc, err := e.sign(route, r, reqHash, a)
+		rc, enc, err := e.signed(route, r, reqHash, a)
 		if err != nil {
 			return nil, e.problem(err)
 		}
-		a.Receipt = &rc
+		a.Receipt, a.encoding = &rc, enc
 		return &reply[NodeAnswer]{Body: a}, nil
 	}
 }
@@ -368,33 +374,57 @@ func (e *aiEdge) query(ctx context.Context, question, node, reqHash string) (*re
 		return nil, err
 	}
 	a := QueryAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, Recorded: queryRecorded}
-	rc, err := e.sign("/api/v1/query", r, reqHash, a)
+	rc, enc, err := e.signed("/api/v1/query", r, reqHash, a)
 	if err != nil {
 		return nil, e.problem(err)
 	}
-	a.Receipt = &rc
+	a.Receipt, a.encoding = &rc, enc
 	e.queries.record(r.Node, rc.RequestSHA256, rc.ResponseSHA256)
 	return &reply[QueryAnswer]{Body: a}, nil
 }
 
 // sign issues the answering node's receipt over the request's hash and
 // body, the answer as it is encoded, still without its receipt (a nil
-// Receipt member is left out).
-func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, body any) (receipt.Receipt, error) {
+// Receipt member is left out). It returns the receipt and the body's
+// canonical JSON, which response_sha256 covers.
+func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, body any) (receipt.Receipt, []byte, error) {
 	data, err := json.Marshal(body)
 	if err != nil {
-		return receipt.Receipt{}, fmt.Errorf("live: receipt: %w", err)
+		return receipt.Receipt{}, nil, fmt.Errorf("live: receipt: %w", err)
 	}
-	respHash, err := receipt.HashJSON(data)
+	canon, respHash, err := receipt.CanonicalHash(data)
 	if err != nil {
-		return receipt.Receipt{}, fmt.Errorf("live: receipt: %w", err)
+		return receipt.Receipt{}, nil, fmt.Errorf("live: receipt: %w", err)
 	}
 	key, ok := e.keys[r.Node]
 	if !ok {
-		return receipt.Receipt{}, fmt.Errorf("live: receipt: node %s has no key", r.Node)
+		return receipt.Receipt{}, nil, fmt.Errorf("live: receipt: node %s has no key", r.Node)
 	}
-	return receipt.Issue(receipt.Fields{Route: route, Node: r.Node, Provider: string(r.Provider), Model: r.Model,
+	rc, err := receipt.Issue(receipt.Fields{Route: route, Node: r.Node, Provider: string(r.Provider), Model: r.Model,
 		RequestSHA256: reqHash, ResponseSHA256: respHash}, key, time.Now(), nil)
+	return rc, canon, err
+}
+
+// signed is sign with the answer's encoding as it is sent: the body's
+// canonical JSON with the receipt as its last member. The answer is
+// encoded once, and what it sends is byte for byte what its receipt
+// covers.
+func (e *aiEdge) signed(route string, r ai.Reply, reqHash string, body any) (receipt.Receipt, []byte, error) {
+	rc, canon, err := e.sign(route, r, reqHash, body)
+	if err != nil {
+		return rc, nil, err
+	}
+	// The canonical body without its closing brace, with room for a
+	// receipt (640 bytes hold one whose model name has 150 bytes).
+	out := append(make([]byte, 0, len(canon)+640), canon[:len(canon)-1]...)
+	if len(canon) > 2 {
+		out = append(out, ',')
+	}
+	out, err = rc.AppendJSON(append(out, `"receipt":`...))
+	if err != nil {
+		return rc, nil, fmt.Errorf("live: receipt: %w", err)
+	}
+	return rc, append(out, '}'), nil
 }
 
 // problem turns an error of live/ai, its voice or a receipt into the

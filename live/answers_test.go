@@ -151,6 +151,13 @@ func (s *aiServer) answerOf(t *testing.T, resp *http.Response, body []byte, requ
 	if _, err := receipt.Verify(rc, s.keys, receipt.Evidence{Request: []byte(request), Response: body}); err != nil {
 		t.Errorf("the receipt does not verify: %v\n%s", err, body)
 	}
+	// The answer is sent as it was signed: its canonical JSON, the receipt
+	// last (aiEdge.signed).
+	if i := bytes.LastIndex(body, []byte(`,"receipt":`)); i < 0 || !bytes.HasSuffix(bytes.TrimSuffix(body, []byte("\n")), append(append(rc[:0:0], rc...), '}')) {
+		t.Errorf("the receipt is not the answer's last member:\n%s", body)
+	} else if canon, err := ledger.Canonicalize(append(body[:i:i], '}')); err != nil || !bytes.Equal(canon, append(body[:i:i], '}')) {
+		t.Errorf("the answer before its receipt is not canonical JSON (%v):\n%s", err, body)
+	}
 	return a
 }
 

@@ -25,11 +25,13 @@ import (
 // cpu-ns/op is the process's CPU time per request (GC included), which a
 // busy machine inflates far less than ns/op.
 func BenchmarkRoutes(b *testing.B) {
-	srv := newTestServer(b, Options{Chain: testChain(b)})
+	l := testChain(b)
+	srv := newTestServer(b, Options{Chain: l, TilesDir: l.Chain.TilesDir()})
 	srv.app.Handler()             // builds the routing tree
 	h := srv.app.Server().Handler // what the listener runs: front, then fiber
 	for _, r := range []struct{ name, path string }{
 		{"verify", "/api/ledger/verify"}, {"status", "/api/chain/status"}, {"static", "/big.txt"},
+		{"tile", "/ledger/tile/0/000.p/224"},
 	} {
 		b.Run(r.name, func(b *testing.B) {
 			var ctx fasthttp.RequestCtx

@@ -35,6 +35,13 @@ var (
 // records go to a journal of the test's own.
 func testEvaluation(t testing.TB) (*Evaluation, *journal.Journal) {
 	t.Helper()
+	return testEvaluationWith(t, nil)
+}
+
+// testEvaluationWith is testEvaluation with the evaluator's options
+// changed by with (when not nil).
+func testEvaluationWith(t testing.TB, with func(*eval.Options)) (*Evaluation, *journal.Journal) {
+	t.Helper()
 	evalDataOnce.Do(func() { evalData, evalDataErr = eval.LoadFS(os.DirFS("../content")) })
 	if evalDataErr != nil {
 		t.Fatal(evalDataErr)
@@ -44,7 +51,11 @@ func testEvaluation(t testing.TB) (*Evaluation, *journal.Journal) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	ev, err := eval.New(eval.Options{Data: evalData, Recorder: j})
+	opts := eval.Options{Data: evalData, Recorder: j}
+	if with != nil {
+		with(&opts)
+	}
+	ev, err := eval.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,6 +115,7 @@ type Server struct {
 	app      *fiber.App
 	apiApp   *fiber.App // the API origin's listener; nil without a chain
 	static   *staticSite
+	tiles    *tileCache // the log's files (tileDir)
 	clientIP *clientIPs
 	limiter  *rateLimiter // shared by both listeners
 	ai       *aiEdge      // nil without Options.AI
@@ -164,6 +165,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, site: opts.Site, chain: opts.Chain, clientIP: ips, limiter: newRateLimiter(), log: log, started: time.Now().UTC()}
+	s.tiles = newTileCache(s.tileDir())
 	if opts.AI != nil {
 		if s.ai, err = newAIEdge(opts.AI, log); err != nil {
 			return nil, err

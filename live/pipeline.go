@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -299,6 +300,9 @@ func tooLarge(rule *postRule) *huma.ErrorModel {
 // isJSON reports whether a Content-Type is application/json, whatever its
 // letter case, with no charset or charset=utf-8.
 func isJSON(contentType []byte) bool {
+	if bytes.EqualFold(contentType, []byte("application/json")) { // the common case, without parsing
+		return true
+	}
 	media, params, err := mime.ParseMediaType(string(contentType))
 	if err != nil || media != "application/json" {
 		return false

@@ -362,7 +362,7 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		method, path := c.Method(), c.Path()
 		api := apiOnly || isAPIPath(path)
-		tile, isTile := TileName(path)
+		tile, isTile := s.tiles.tileName(path)
 		if !api && (method == fiber.MethodGet || method == fiber.MethodHead) {
 			if isTile {
 				return s.serveTile(c, tile)
@@ -382,10 +382,8 @@ func (s *Server) fallback(t *routeTable, apiOnly bool) fiber.Handler {
 			allow = r.allow
 		} else if !api && s.static.exists(path) {
 			allow = staticAllow
-		} else if isTile {
-			if data, _ := s.readTile(tile); data != nil {
-				allow = staticAllow
-			}
+		} else if isTile && s.tileExists(tile) {
+			allow = staticAllow
 		}
 		if allow == "" {
 			return fiber.ErrNotFound

@@ -85,6 +85,9 @@ func (e *aiEdge) stream(ctx context.Context, c *fiber.Ctx, node *ai.Node, messag
 			return
 		}
 		data, err := json.Marshal(a)
+		if s, ok := a.(signedEncoding); ok && s.signedJSON() != nil {
+			data = s.signedJSON() // one line: JSON strings escape line ends
+		}
 		if err != nil {
 			data, _ = json.Marshal(statusProblem(500, ""))
 			send(sseEvent{name: "error", data: data})

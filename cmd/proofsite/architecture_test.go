@@ -64,9 +64,10 @@ func TestDependencyDirections(t *testing.T) {
 	const badger = "github.com/dgraph-io/badger/v4"
 	stateful := []string{mod + "/ledger/store", mod + "/ledger/chain", mod + "/ledger/keystore"}
 	ours := []string{mod + "/site", mod + "/live", mod + "/cmd", mod + "/templates"}
-	// The pure ledger's only libraries: the JCS library and what its
-	// transparency-log layer (ledger/tlog) uses.
-	pure := []string{mod + "/ledger", "github.com/gowebpki/jcs", "github.com/transparency-dev/merkle",
+	// The pure ledger's only libraries: jsontext (RFC 8785
+	// canonicalization) and what its transparency-log layer (ledger/tlog)
+	// uses.
+	pure := []string{mod + "/ledger", "github.com/go-json-experiment/json", "github.com/transparency-dev/merkle",
 		"github.com/transparency-dev/formats/log", "golang.org/x/mod/sumdb/note"}
 	tests := []struct {
 		pattern   string

@@ -9,6 +9,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/gate"
 	"github.com/proofsite/proofsite/live"
+	"github.com/proofsite/proofsite/live/ai"
 	"github.com/proofsite/proofsite/live/eval"
 	"github.com/proofsite/proofsite/live/eval/journal"
 	"github.com/proofsite/proofsite/site/content"
@@ -82,9 +83,10 @@ func runCertAnchor(ctx context.Context, env *environment, args []string) error {
 const certificateKey = "certificates"
 
 // openEvaluation wires the evaluation routes: the pipeline over
-// content/eval, its records journal under the data folder, and the
-// preview-signing key.
-func openEvaluation(env *environment, cfg *config, site *content.Site, c *chain.Chain) (*live.Evaluation, *journal.Journal, error) {
+// content/eval with the AI nodes' judge when site.yaml names one (nil:
+// the offline scan alone), its records journal under the data folder,
+// and the preview-signing key.
+func openEvaluation(env *environment, cfg *config, site *content.Site, c *chain.Chain, judge *ai.Judge) (*live.Evaluation, *journal.Journal, error) {
 	data, err := eval.LoadFS(os.DirFS(cfg.Content))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", cfg.Content, err)
@@ -101,7 +103,12 @@ func openEvaluation(env *environment, cfg *config, site *content.Site, c *chain.
 	if err != nil {
 		return nil, nil, err
 	}
-	ev, err := eval.New(eval.Options{Data: data, Articles: articles, Recorder: j, Logger: env.logger})
+	opts := eval.Options{Data: data, Articles: articles, Recorder: j, Logger: env.logger}
+	if judge != nil {
+		opts.Judge, opts.JudgeTimeout = live.EvalJudge(judge), judge.Timeout()
+		env.logger.Info("the evaluator's AI scan asks a judge", "provider", string(judge.Provider()), "model", judge.Model())
+	}
+	ev, err := eval.New(opts)
 	if err != nil {
 		j.Close()
 		return nil, nil, err

@@ -97,7 +97,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer wg.Wait()
 	defer stopBackground()
 
-	evaluation, records, err := openEvaluation(env, cfg, site, c)
+	evaluation, records, err := openEvaluation(env, cfg, site, c, nodes.Nodes.Judge())
 	if err != nil {
 		return err
 	}

@@ -86,12 +86,39 @@ const (
 //	    provider: openai
 //	    model: gpt-4o-mini-tts
 //	    key_env: OPENAI_API_KEY
+//	  judge:                              # optional; the evaluator's AI scan
+//	    provider: anthropic               # anthropic | openai
+//	    model: claude-haiku-4-5
+//	    key_env: ANTHROPIC_API_KEY
+//	    timeout: 5s                       # the evaluator's default
 type AI struct {
 	Timeout   Duration `yaml:"timeout" json:"timeout,omitempty"`
 	MaxTokens int      `yaml:"max_tokens" json:"max_tokens,omitempty"`
 	Nodes     []AINode `yaml:"nodes" json:"nodes,omitempty"`
 	Voice     AIVoice  `yaml:"voice" json:"voice,omitzero"`
+	Judge     AIJudge  `yaml:"judge" json:"judge,omitzero"`
 }
+
+// AIJudge chooses the provider that judges texts in the AI-scan stage of
+// the evaluation pipeline (POST /api/v1/evaluate, govern, certify): it
+// must answer strict JSON within Timeout. Empty (no provider) means no
+// judge: the offline, deterministic scan decides alone. It is used when
+// its key is set.
+type AIJudge struct {
+	// Provider is anthropic or openai; empty for no judge.
+	Provider AIProvider `yaml:"provider" json:"provider,omitempty"`
+	Model    string     `yaml:"model" json:"model,omitempty"`
+	BaseURL  string     `yaml:"base_url" json:"base_url,omitempty"`
+	KeyEnv   string     `yaml:"key_env" json:"key_env,omitempty"`
+	// Timeout bounds one judgement; 0 means the evaluator's default (5 s).
+	Timeout Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// MaxTokens bounds the answer; 0 means DefaultJudgeMaxTokens.
+	MaxTokens int `yaml:"max_tokens" json:"max_tokens,omitempty"`
+}
+
+// DefaultJudgeMaxTokens bounds a judge's answer (one small JSON object)
+// when AIJudge.MaxTokens is 0.
+const DefaultJudgeMaxTokens = 256
 
 // AINode chooses one node's provider.
 type AINode struct {
@@ -165,32 +192,18 @@ func (a AI) Problems() []Problem {
 			bad(at+".designation", "%s is listed twice", n.Designation)
 		}
 		seen[n.Designation] = true
-		if n.Timeout < 0 || time.Duration(n.Timeout) > MaxAITimeout {
-			bad(at+".timeout", "timeout %s is outside 0..%s", n.Timeout, MaxAITimeout)
-		}
-		if n.KeyEnv != "" && !envName.MatchString(n.KeyEnv) {
-			bad(at+".key_env", keyEnvProblem)
-		}
-		if n.BaseURL != "" && !validBaseURL(n.BaseURL) {
-			bad(at+".base_url", baseURLProblem)
-		}
-		switch n.Provider {
-		case ProviderOffline:
-			if n.Model != "" || n.BaseURL != "" || n.KeyEnv != "" {
-				bad(at+".provider", "an offline node takes no model, base_url or key_env")
+		if !providerProblems(bad, at, "node", n.Provider, n.Model, n.KeyEnv, n.BaseURL, n.Timeout) {
+			switch n.Provider {
+			case ProviderOffline:
+				if n.Model != "" || n.BaseURL != "" || n.KeyEnv != "" {
+					bad(at+".provider", "an offline node takes no model, base_url or key_env")
+				}
+			default:
+				bad(at+".provider", "provider %q is not anthropic, openai or offline", n.Provider)
 			}
-		case ProviderAnthropic:
-			if n.Model == "" || n.KeyEnv == "" {
-				bad(at+".provider", "an anthropic node needs model and key_env")
-			}
-		case ProviderOpenAI:
-			if n.Model == "" || (n.KeyEnv == "" && n.BaseURL == "") {
-				bad(at+".provider", "an openai node needs model, and key_env or base_url")
-			}
-		default:
-			bad(at+".provider", "provider %q is not anthropic, openai or offline", n.Provider)
 		}
 	}
+	a.Judge.problems(bad)
 	switch v := a.Voice; v.Provider {
 	case "", "espeak":
 		if v.Model != "" || v.BaseURL != "" || v.KeyEnv != "" {
@@ -212,6 +225,52 @@ func (a AI) Problems() []Problem {
 	return out
 }
 
+// providerProblems checks what a node and the judge share (their
+// timeout, key_env and base_url, and what an anthropic or openai provider
+// needs), reporting each at its path under at. It reports whether p is
+// anthropic or openai.
+func providerProblems(bad func(path, format string, args ...any), at, what string, p AIProvider, model, keyEnv, baseURL string, timeout Duration) bool {
+	if timeout < 0 || time.Duration(timeout) > MaxAITimeout {
+		bad(at+".timeout", "timeout %s is outside 0..%s", timeout, MaxAITimeout)
+	}
+	if keyEnv != "" && !envName.MatchString(keyEnv) {
+		bad(at+".key_env", keyEnvProblem)
+	}
+	if baseURL != "" && !validBaseURL(baseURL) {
+		bad(at+".base_url", baseURLProblem)
+	}
+	switch p {
+	case ProviderAnthropic:
+		if model == "" || keyEnv == "" {
+			bad(at+".provider", "an anthropic %s needs model and key_env", what)
+		}
+	case ProviderOpenAI:
+		if model == "" || (keyEnv == "" && baseURL == "") {
+			bad(at+".provider", "an openai %s needs model, and key_env or base_url", what)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// problems reports everything wrong with the judge, at $.ai.judge.
+func (j AIJudge) problems(bad func(path, format string, args ...any)) {
+	const at = "$.ai.judge"
+	if j.Provider == "" {
+		if j != (AIJudge{}) {
+			bad(at+".provider", "a judge needs a provider: anthropic or openai (leave the judge out for none)")
+		}
+		return
+	}
+	if !providerProblems(bad, at, "judge", j.Provider, j.Model, j.KeyEnv, j.BaseURL, j.Timeout) {
+		bad(at+".provider", "judge provider %q is not anthropic or openai (the offline scan needs no judge: leave the judge out)", j.Provider)
+	}
+	if j.MaxTokens < 0 || j.MaxTokens > MaxAIMaxTokens {
+		bad(at+".max_tokens", "max_tokens %d is outside 0..%d", j.MaxTokens, MaxAIMaxTokens)
+	}
+}
+
 func rosterNames() string {
 	names := make([]string, len(AIRoster))
 	for i, n := range AIRoster {
@@ -226,9 +285,10 @@ func validBaseURL(s string) bool {
 }
 
 // KeyEnvs returns the environment variable names the section reads keys
-// from (nodes and voice), sorted and without repeats: cmd looks these up.
+// from (nodes, voice and judge), sorted and without repeats: cmd looks
+// these up.
 func (a AI) KeyEnvs() []string {
-	names := []string{a.Voice.KeyEnv}
+	names := []string{a.Voice.KeyEnv, a.Judge.KeyEnv}
 	for _, n := range a.Nodes {
 		names = append(names, n.KeyEnv)
 	}

@@ -45,6 +45,16 @@ func TestAIProblems(t *testing.T) {
 		{"voice provider", AI{Voice: AIVoice{Provider: "festival"}}, "$.ai.voice.provider", "is not espeak or openai"},
 		{"openai voice without key", AI{Voice: AIVoice{Provider: "openai", Model: "m"}}, "$.ai.voice.provider", "needs model and key_env"},
 		{"espeak voice with model", AI{Voice: AIVoice{Model: "m"}}, "$.ai.voice.provider", "takes no model"},
+		{"anthropic judge", AI{Judge: AIJudge{Provider: ProviderAnthropic, Model: "m", KeyEnv: "JUDGE_KEY", Timeout: Duration(5 * time.Second)}}, "", ""},
+		{"local judge", AI{Judge: AIJudge{Provider: ProviderOpenAI, Model: "m", BaseURL: "http://127.0.0.1:11434/v1"}}, "", ""},
+		{"offline judge", AI{Judge: AIJudge{Provider: ProviderOffline}}, "$.ai.judge.provider", "needs no judge"},
+		{"judge without provider", AI{Judge: AIJudge{Model: "m"}}, "$.ai.judge.provider", "needs a provider"},
+		{"judge without key", AI{Judge: AIJudge{Provider: ProviderAnthropic, Model: "m"}}, "$.ai.judge.provider", "needs model and key_env"},
+		{"judge without model", AI{Judge: AIJudge{Provider: ProviderOpenAI, KeyEnv: "K"}}, "$.ai.judge.provider", "needs model"},
+		{"judge key", AI{Judge: AIJudge{Provider: ProviderOpenAI, Model: "m", KeyEnv: "sk-live-abc"}}, "$.ai.judge.key_env", "never a key"},
+		{"judge base url", AI{Judge: AIJudge{Provider: ProviderOpenAI, Model: "m", BaseURL: "https://u:p@x"}}, "$.ai.judge.base_url", "without credentials"},
+		{"judge timeout", AI{Judge: AIJudge{Provider: ProviderOpenAI, Model: "m", KeyEnv: "K", Timeout: Duration(time.Hour)}}, "$.ai.judge.timeout", "outside"},
+		{"judge max tokens", AI{Judge: AIJudge{Provider: ProviderOpenAI, Model: "m", KeyEnv: "K", MaxTokens: -1}}, "$.ai.judge.max_tokens", "outside"},
 	} {
 		got := tc.ai.Problems()
 		if tc.path == "" {
@@ -64,8 +74,8 @@ func TestAIProblems(t *testing.T) {
 
 func TestAIKeyEnvs(t *testing.T) {
 	a := AI{Nodes: []AINode{{KeyEnv: "OPENAI_API_KEY"}, {}, {KeyEnv: "ANTHROPIC_API_KEY"}, {KeyEnv: "OPENAI_API_KEY"}},
-		Voice: AIVoice{KeyEnv: "TTS_KEY"}}
-	if got := strings.Join(a.KeyEnvs(), ","); got != "ANTHROPIC_API_KEY,OPENAI_API_KEY,TTS_KEY" {
+		Voice: AIVoice{KeyEnv: "TTS_KEY"}, Judge: AIJudge{KeyEnv: "JUDGE_KEY"}}
+	if got := strings.Join(a.KeyEnvs(), ","); got != "ANTHROPIC_API_KEY,JUDGE_KEY,OPENAI_API_KEY,TTS_KEY" {
 		t.Errorf("KeyEnvs = %s", got)
 	}
 }

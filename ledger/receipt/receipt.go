@@ -51,7 +51,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -121,18 +121,47 @@ func fail(field string, err error, format string, args ...any) error {
 	return &Error{Field: field, Err: err, Detail: fmt.Sprintf(format, args...)}
 }
 
-// The forms of the members.
-var (
-	hex32   = regexp.MustCompile(`^[0-9a-f]{32}$`)
-	hex64   = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	hex128  = regexp.MustCompile(`^[0-9a-f]{128}$`)
-	keyIDRe = regexp.MustCompile(`^ed25519:[0-9a-f]{32}$`)
-	nodeRe  = regexp.MustCompile(`^[A-Z0-9_]{1,32}$`)
-	provRe  = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
-	routeRe = regexp.MustCompile(`^/[A-Za-z0-9/_.-]{0,199}$`)
-	// Members are the receipt's member names, in documentation order.
-	Members = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
-)
+// Members are the receipt's member names, in documentation order.
+var Members = []string{"receipt_id", "route", "node", "provider", "model", "request_sha256", "response_sha256", "issued_at", "key_id", "signature"}
+
+// The forms of the members, as byte classes: every receipt issued or
+// verified is checked, so they are plain loops rather than regular
+// expressions (TestForms holds them to the documented patterns).
+func lowerHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+func nodeByte(c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' }
+func provByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+}
+func routeByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '/' || c == '_' || c == '.' || c == '-'
+}
+
+// form reports whether s is min to max bytes, each in class.
+func form(s string, minLen, maxLen int, class func(byte) bool) bool {
+	if len(s) < minLen || len(s) > maxLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !class(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isHex(s string, n int) bool { return form(s, n, n, lowerHex) }
+
+// validNode is ^[A-Z0-9_]{1,32}$.
+func validNode(s string) bool { return form(s, 1, 32, nodeByte) }
+
+// validRoute is ^/[A-Za-z0-9/_.-]{0,199}$.
+func validRoute(s string) bool { return len(s) > 0 && s[0] == '/' && form(s[1:], 0, 199, routeByte) }
+
+// validKeyID is ^ed25519:[0-9a-f]{32}$.
+func validKeyID(s string) bool {
+	hex, ok := strings.CutPrefix(s, "ed25519:")
+	return ok && isHex(hex, 32)
+}
 
 // maxModel bounds the model member, in characters.
 const maxModel = 200
@@ -143,16 +172,16 @@ func (r Receipt) check() error {
 		field, value string
 		ok           bool
 	}{
-		{"receipt_id", r.ReceiptID, hex32.MatchString(r.ReceiptID)},
-		{"route", r.Route, routeRe.MatchString(r.Route)},
-		{"node", r.Node, nodeRe.MatchString(r.Node)},
-		{"provider", r.Provider, provRe.MatchString(r.Provider)},
+		{"receipt_id", r.ReceiptID, isHex(r.ReceiptID, 32)},
+		{"route", r.Route, validRoute(r.Route)},
+		{"node", r.Node, validNode(r.Node)},
+		{"provider", r.Provider, form(r.Provider, 1, 32, provByte)},
 		{"model", r.Model, validModel(r.Model)},
-		{"request_sha256", r.RequestSHA256, hex64.MatchString(r.RequestSHA256)},
-		{"response_sha256", r.ResponseSHA256, hex64.MatchString(r.ResponseSHA256)},
+		{"request_sha256", r.RequestSHA256, isHex(r.RequestSHA256, 64)},
+		{"response_sha256", r.ResponseSHA256, isHex(r.ResponseSHA256, 64)},
 		{"issued_at", r.IssuedAt, validTime(r.IssuedAt)},
-		{"key_id", r.KeyID, keyIDRe.MatchString(r.KeyID)},
-		{"signature", r.Signature, hex128.MatchString(r.Signature)},
+		{"key_id", r.KeyID, validKeyID(r.KeyID)},
+		{"signature", r.Signature, isHex(r.Signature, 128)},
 	} {
 		if !c.ok {
 			return fail(c.field, ErrMalformed, "not in the documented form")
@@ -173,29 +202,63 @@ func validModel(s string) bool {
 	return true
 }
 
+// validTime reports whether s is a time in TimeLayout: digits where the
+// layout has them (so no sign, space or short field), and a real date and
+// time of day, which then writes back as s.
 func validTime(s string) bool {
-	t, err := time.Parse(TimeLayout, s)
-	return err == nil && t.UTC().Format(TimeLayout) == s
+	if len(s) != len(TimeLayout) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if l := TimeLayout[i]; '0' <= l && l <= '9' {
+			if s[i] < '0' || s[i] > '9' {
+				return false
+			}
+		} else if s[i] != l {
+			return false
+		}
+	}
+	_, err := time.Parse(TimeLayout, s)
+	return err == nil
 }
 
 // Payload returns the signed bytes: the canonical JSON of the eight stated
 // members. Their names are fixed and every value is a string, so it is
 // written directly, names in RFC 8785 order (FuzzPayload holds it to
 // ledger.MarshalCanonical).
-func (r Receipt) Payload() ([]byte, error) {
-	members := [...]struct{ name, value string }{
-		{"issued_at", r.IssuedAt}, {"model", r.Model}, {"node", r.Node}, {"provider", r.Provider}, {"receipt_id", r.ReceiptID},
-		{"request_sha256", r.RequestSHA256}, {"response_sha256", r.ResponseSHA256}, {"route", r.Route},
+func (r Receipt) Payload() ([]byte, error) { return r.appendCanonical(make([]byte, 0, 512), false) }
+
+// AppendJSON appends the receipt, all ten members, as canonical JSON to
+// dst, written directly as Payload is.
+func (r Receipt) AppendJSON(dst []byte) ([]byte, error) { return r.appendCanonical(dst, true) }
+
+// JSON returns the receipt as canonical JSON.
+func (r Receipt) JSON() ([]byte, error) { return r.AppendJSON(nil) }
+
+// appendCanonical appends the canonical JSON object of the payload's
+// members, and of key_id and signature when signed.
+func (r Receipt) appendCanonical(out []byte, signed bool) ([]byte, error) {
+	members := [...]struct {
+		name, value string
+		signed      bool // not part of the payload
+	}{
+		{"issued_at", r.IssuedAt, false}, {"key_id", r.KeyID, true}, {"model", r.Model, false}, {"node", r.Node, false},
+		{"provider", r.Provider, false}, {"receipt_id", r.ReceiptID, false}, {"request_sha256", r.RequestSHA256, false},
+		{"response_sha256", r.ResponseSHA256, false}, {"route", r.Route, false}, {"signature", r.Signature, true},
 	}
-	out := make([]byte, 0, 512)
-	for i, m := range members {
+	out = append(out, '{')
+	first := true
+	for _, m := range members {
+		if m.signed && !signed {
+			continue
+		}
 		if !utf8.ValidString(m.value) {
 			return nil, fmt.Errorf("receipt: payload: %s: %w", m.name, ledger.ErrInvalidUTF8)
 		}
-		out = append(out, ',')
-		if i == 0 {
-			out[0] = '{'
+		if !first {
+			out = append(out, ',')
 		}
+		first = false
 		out = append(out, '"')
 		out = append(out, m.name...)
 		out = append(out, '"', ':')
@@ -211,6 +274,14 @@ func appendCanonicalString(out []byte, s string) []byte {
 	const hexDigits = "0123456789abcdef"
 	out = append(out, '"')
 	for i := 0; i < len(s); i++ {
+		plain := i // the bytes from here to the next one to escape go as they are
+		for i < len(s) && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\' {
+			i++
+		}
+		out = append(out, s[plain:i]...)
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		switch {
 		case c == '"' || c == '\\':
@@ -225,17 +296,12 @@ func appendCanonicalString(out []byte, s string) []byte {
 			out = append(out, '\\', 'f')
 		case c == '\r':
 			out = append(out, '\\', 'r')
-		case c < 0x20:
+		default: // another control character
 			out = append(out, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		default:
-			out = append(out, c)
 		}
 	}
 	return append(out, '"')
 }
-
-// JSON returns the receipt as canonical JSON.
-func (r Receipt) JSON() ([]byte, error) { return ledger.MarshalCanonical(r) }
 
 // Issue makes a receipt for f, signed by key, issued at now. rand supplies
 // the receipt id (crypto/rand when nil). Fields that Verify would refuse
@@ -270,12 +336,19 @@ func Issue(f Fields, key ledger.PrivateKey, now time.Time, rnd io.Reader) (Recei
 // text (the request_sha256 of a request body). Text Canonicalize refuses
 // is an error.
 func HashJSON(body []byte) (string, error) {
-	canon, err := ledger.Canonicalize(body)
+	_, sum, err := CanonicalHash(body)
+	return sum, err
+}
+
+// CanonicalHash returns the RFC 8785 canonical form of a JSON text and
+// HashJSON's hash of it, for an issuer that also sends the canonical form.
+func CanonicalHash(body []byte) (canon []byte, sha string, err error) {
+	canon, err = ledger.Canonicalize(body)
 	if err != nil {
-		return "", fmt.Errorf("receipt: hash: %w", err)
+		return nil, "", fmt.Errorf("receipt: hash: %w", err)
 	}
 	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
+	return canon, hex.EncodeToString(sum[:]), nil
 }
 
 // HashResponse returns the response_sha256 of a JSON response body: the

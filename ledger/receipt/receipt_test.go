@@ -302,8 +302,8 @@ func BenchmarkIssue(b *testing.B) {
 	}
 }
 
-// FuzzPayload: the payload written directly is the RFC 8785 form
-// ledger.MarshalCanonical gives, whatever the members hold.
+// FuzzPayload: the payload and the receipt written directly are the RFC
+// 8785 forms ledger.MarshalCanonical gives, whatever the members hold.
 func FuzzPayload(f *testing.F) {
 	for _, s := range []string{"gpt-4o-mini", `a "quoted" \ model`, "tab\there\nnewline\x01\x1f", "é ü ✓ 😀 \u2028\u2029 <&>", "\x7f\u0080\uffff"} {
 		f.Add(s, "/api/chat")
@@ -324,6 +324,12 @@ func FuzzPayload(f *testing.F) {
 		}
 		if err != nil || werr != nil || !bytes.Equal(got, want) {
 			t.Fatalf("Payload = %s (%v)\nwant      %s (%v)", got, err, want, werr)
+		}
+		r.KeyID, r.Signature = "ed25519:"+model, route
+		got, err = r.JSON()
+		want, werr = ledger.MarshalCanonical(r)
+		if err != nil || werr != nil || !bytes.Equal(got, want) {
+			t.Fatalf("JSON = %s (%v)\nwant   %s (%v)", got, err, want, werr)
 		}
 	})
 }

@@ -29,7 +29,7 @@ func NewKeyring(keys ...NodeKey) (Keyring, error) {
 		if k.Key.ID() == "" {
 			return Keyring{}, fmt.Errorf("receipt: keyring: node %s: zero key", k.Node)
 		}
-		if !nodeRe.MatchString(k.Node) {
+		if !validNode(k.Node) {
 			return Keyring{}, fmt.Errorf("receipt: keyring: %q is not a node designation", k.Node)
 		}
 		if _, dup := kr.byID[k.Key.ID()]; dup {

@@ -27,6 +27,16 @@
 // whose key is missing answers offline and its Reply.Notice says so. Every
 // Reply names the node, the provider and the model that answered.
 //
+// Towns and the judge. A town's node answers with ReplyWith, given a
+// Briefing (its town's memory, at most MaxMemoryBytes, and the node that
+// sent the message in an inter-node exchange): the SDK providers receive
+// it in the system content (Request.Instructions), the offline responder
+// quotes the memory entries that match, verbatim. Airlock nodes take no
+// briefing. Registry.Judge is the provider Config.Judge names for the
+// evaluation pipeline's AI scan (nil without one or without its key):
+// Judge.Ask sends the pipeline's instructions and text as they are and
+// returns the reply verbatim for the pipeline to parse.
+//
 // Errors. A message is checked (CheckText) before any provider call.
 // Routes map: ErrUnknownNode, ErrEmptyText, ErrTextTooLong, ErrInvalidText
 // to 400; ErrProviderFailed to 502; ErrProviderTimeout to 504. Provider

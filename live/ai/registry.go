@@ -21,8 +21,9 @@ type Options struct {
 	// Documents are what the offline responder quotes: the constitution
 	// articles and the site's pages.
 	Documents []Document
-	// Providers replaces the provider of the named nodes (tests and
-	// benchmarks use it to count or time calls).
+	// Providers replaces the provider of the named nodes, and of the judge
+	// under JudgeName when one is configured (tests and benchmarks use it
+	// to count or time calls).
 	Providers map[string]Provider
 	// HTTPClient makes every SDK call; nil means a client of this package
 	// that reads no proxy settings from the environment.
@@ -37,6 +38,7 @@ type Options struct {
 type Registry struct {
 	nodes   []*Node // Roster order
 	offline *Offline
+	judge   *Judge // nil when none is configured or its key is not set
 }
 
 // Node is one node with its provider, instructions and timeout.
@@ -122,13 +124,7 @@ func NewRegistry(cfg Config, opts Options) (*Registry, error) {
 				rn.Designation, nc.Provider, nc.Model)
 			logger.Info("ai node answers offline: key not set", "node", rn.Designation, "provider", string(nc.Provider), "key_env", nc.KeyEnv)
 		default:
-			sdk := SDKConfig{Model: nc.Model, BaseURL: nc.BaseURL, APIKey: key, HTTPClient: opts.HTTPClient}
-			var p Provider
-			if nc.Provider == KindAnthropic {
-				p, err = NewAnthropic(sdk)
-			} else {
-				p, err = NewOpenAI(sdk)
-			}
+			p, err := newSDKProvider(nc.Provider, SDKConfig{Model: nc.Model, BaseURL: nc.BaseURL, APIKey: key, HTTPClient: opts.HTTPClient})
 			if err != nil {
 				return nil, fmt.Errorf("ai: node %s: %w", rn.Designation, err)
 			}
@@ -139,8 +135,31 @@ func NewRegistry(cfg Config, opts Options) (*Registry, error) {
 		}
 		r.nodes = append(r.nodes, n)
 	}
+	if j := cfg.Judge; j.Provider != "" {
+		key := opts.Keys[j.KeyEnv]
+		if j.KeyEnv != "" && key == "" {
+			logger.Warn("the evaluator's AI scan has no judge: its key is not set", "provider", string(j.Provider), "model", j.Model, "key_env", j.KeyEnv)
+		} else if r.judge, err = newJudge(j, key, opts); err != nil {
+			return nil, err
+		}
+	}
+	if p, ok := opts.Providers[JudgeName]; ok && r.judge != nil {
+		r.judge.provider = p
+	}
 	return r, nil
 }
+
+// newSDKProvider builds the SDK provider of kind: Anthropic or OpenAI.
+func newSDKProvider(kind Kind, cfg SDKConfig) (Provider, error) {
+	if kind == KindAnthropic {
+		return NewAnthropic(cfg)
+	}
+	return NewOpenAI(cfg)
+}
+
+// Judge returns the judge of the evaluation pipeline's AI scan
+// (Config.Judge), or nil when none is configured or its key is not set.
+func (r *Registry) Judge() *Judge { return r.judge }
 
 func defaultSystem(rn RosterNode) string {
 	s := "You are " + rn.Designation + ", an AI node of the federation, answering a member of the public. " +

@@ -115,6 +115,9 @@ func Check(data []byte, t reflect.Type) error {
 	if t == nil && acceptsAny(data) {
 		return nil
 	}
+	if ct := constrained(t); ct != nil && ct.Kind() == reflect.Struct && acceptsFlat(data, fieldsOf(ct)) {
+		return nil
+	}
 	return walk(data, t)
 }
 
@@ -209,14 +212,7 @@ func acceptsAny(data []byte) bool {
 			open = open[:len(open)-1]
 			i++
 		case '"':
-			end := i + 1
-			for data[end] != '"' {
-				if data[end] == '\\' {
-					end++
-				}
-				end++
-			}
-			end++ // after the closing quote
+			end := stringEnd(data, i)
 			if len(open) > 0 && open[len(open)-1].object && data[skipSpace(data, end)] == ':' {
 				name := data[i+1 : end-1]
 				if bytes.IndexByte(name, '\\') >= 0 {
@@ -243,6 +239,63 @@ func acceptsAny(data []byte) bool {
 		}
 	}
 	return true
+}
+
+// acceptsFlat reports quickly that data, valid Unicode, is what walk
+// accepts for a struct declaring fields: one well-formed object
+// (json.Valid) whose every member has a declared name, written without
+// escapes, given once, and a value that is no object or array (a scalar is
+// encoding/json's to check). Request bodies mostly are such objects. It
+// only accepts: anything else is left to walk.
+func acceptsFlat(data []byte, fields *structFields) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	i := skipSpace(data, 0)
+	if data[i] != '{' {
+		return false
+	}
+	var namesBuf [8][]byte
+	names := namesBuf[:0]
+	for i = skipSpace(data, i+1); data[i] != '}'; i = skipSpace(data, i+1) { // i+1: after the comma
+		end := stringEnd(data, i)
+		name := data[i+1 : end-1]
+		if _, ok := fields.byName[string(name)]; !ok || bytes.IndexByte(name, '\\') >= 0 || len(names) == maxQuickNames {
+			return false
+		}
+		for _, n := range names {
+			if bytes.Equal(n, name) {
+				return false
+			}
+		}
+		names = append(names, name)
+		i = skipSpace(data, skipSpace(data, end)+1) // after the colon
+		switch data[i] {
+		case '{', '[':
+			return false
+		case '"':
+			i = stringEnd(data, i)
+		default: // a number or a literal
+			for data[i] != ',' && data[i] != '}' && data[i] != ' ' && data[i] != '\t' && data[i] != '\n' && data[i] != '\r' {
+				i++
+			}
+		}
+		if i = skipSpace(data, i); data[i] == '}' {
+			break
+		}
+	}
+	return true
+}
+
+// stringEnd returns the index after the string that starts at data[i], in
+// a well-formed document.
+func stringEnd(data []byte, i int) int {
+	for i++; data[i] != '"'; i++ {
+		if data[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
 }
 
 // maxQuickNames bounds the members of one object acceptsAny compares

@@ -165,6 +165,30 @@ func FuzzCheckAny(f *testing.F) {
 	})
 }
 
+// FuzzCheckStruct holds Check of a struct, which accepts flat objects on
+// a quick path (acceptsFlat), to what the token walker alone decides.
+func FuzzCheckStruct(f *testing.F) {
+	for _, seed := range []string{`{"agent":"a","version":"1"}`, ` { "agent" : "a" , "Plain" : true , "shadow":-1.5e3 } `,
+		`{"agent":"a","agent":"b"}`, `{"agent":"a","AGENT":"b"}`, `{"agent":"\u0061","\u0061gent":"b"}`, `{"agent":"a"}x`,
+		`{"agent":"\ud800"}`, "{\"agent\":\"\xff\"}", `{"inner":{"name":"n","nope":1}}`, `{"nope":1}`, `{}`, `[]`, `{"agent":}`,
+		`{"raw":{"a":1,"a":2}}`, `{"-":"d","capabilities":null}`} {
+		f.Add([]byte(seed))
+	}
+	typ := reflect.TypeFor[request]()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := Check(data, typ)
+		var want error
+		if off, ok := invalidUnicode(data); ok {
+			want = &Error{Err: ErrInvalidUTF8, Offset: int64(off)}
+		} else {
+			want = walk(data, typ)
+		}
+		if (err == nil) != (want == nil) {
+			t.Fatalf("Check: %v, the walker: %v: %q", err, want, data)
+		}
+	})
+}
+
 func TestUnmarshal(t *testing.T) {
 	var r request
 	if err := Unmarshal([]byte(`{"agent":"a","inner":{"name":"n"},"labels":{"x":{"rank":2}}}`), &r); err != nil {

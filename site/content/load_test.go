@@ -303,6 +303,18 @@ func TestLoadErrors(t *testing.T) {
 			},
 		},
 		{
+			desc: "ai judge",
+			edit: map[string]string{"site.yaml": mustRead(t, "site.yaml") + `ai:
+  judge:
+    provider: offline
+    timeout: 1h
+`},
+			want: []string{
+				`site.yaml:69: judge provider "offline" is not anthropic or openai (the offline scan needs no judge: leave the judge out)`,
+				`site.yaml:70: timeout 1h0m0s is outside 0..5m0s`,
+			},
+		},
+		{
 			desc: "runtime duration that is not one",
 			edit: map[string]string{"site.yaml": mustRead(t, "site.yaml") + "runtime:\n  walk_every: often\n"},
 			want: []string{`site.yaml:68: expected a duration such as 10m, found "often"`},
