@@ -24,6 +24,7 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/chain/chaintest"
 	"github.com/proofsite/proofsite/ledger/charter"
 	"github.com/proofsite/proofsite/ledger/store"
 	"github.com/proofsite/proofsite/live/memory/dual"
@@ -79,27 +80,7 @@ func testChain(t testing.TB) testLedger { return newTestLedger(t, "") }
 // walked once.
 func newTestLedger(t testing.TB, dir string) testLedger {
 	t.Helper()
-	f, err := os.Open("../content/ledger/history.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if dir == "" {
-		dir = filepath.Join(t.TempDir(), "data")
-	}
-	opts := chain.Options{DataDir: dir, Seams: []ledger.Seam{{Block: 153, Reason: "Storage migration."}},
-		LogOrigin: "proof.test.example/ledger"}
-	if _, err := chain.Init(context.Background(), opts, f); err != nil {
-		t.Fatal(err)
-	}
-	c, err := chain.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := c.Walk(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	c := chaintest.Walked(t, chain.Options{DataDir: dir, LogOrigin: "proof.test.example/ledger"})
 	return testLedger{Store: c.Store(), Chain: c}
 }
 

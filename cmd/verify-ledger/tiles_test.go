@@ -15,6 +15,7 @@ import (
 
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/chain/chaintest"
 	fnote "github.com/transparency-dev/formats/note"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -29,24 +30,8 @@ type tileChain struct {
 
 func newTileChain(t testing.TB, origin string) *tileChain {
 	t.Helper()
-	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: origin,
-		Seams: []ledger.Seam{{Block: 153, Reason: "storage migration"}}}
-	h, err := os.Open("../../content/ledger/history.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if _, err := chain.Init(context.Background(), opts, h); err != nil {
-		t.Fatal(err)
-	}
-	c, err := chain.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	if _, err := c.Walk(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: origin}
+	c := chaintest.Walked(t, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
+	"github.com/proofsite/proofsite/ledger/chain/chaintest"
 	"github.com/proofsite/proofsite/ledger/tiles"
 	"github.com/proofsite/proofsite/ledger/tlog"
 	"github.com/transparency-dev/merkle/proof"
@@ -23,22 +24,8 @@ import (
 // bundled history: 224 rows.
 func newChain(t testing.TB) (*chain.Chain, string) {
 	t.Helper()
-	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: "proof.example/ledger",
-		Seams: []ledger.Seam{{Block: 153, Reason: "storage migration"}}}
-	h, err := os.Open("../../content/ledger/history.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	if _, err := chain.Init(context.Background(), opts, h); err != nil {
-		t.Fatal(err)
-	}
-	c, err := chain.Open(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c, opts.DataDir
+	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: "proof.example/ledger"}
+	return chaintest.Open(t, opts), opts.DataDir
 }
 
 func appendRows(t testing.TB, c *chain.Chain, n int) {
