@@ -33,13 +33,18 @@
   const leafHash = (e) => sha256(cat(Uint8Array.of(0), e));
   const nodeHash = (l, r) => sha256(cat(Uint8Array.of(1), l, r));
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+  // pause lets the page breathe every 16 steps of a long loop: awaited
+  // WebCrypto calls resolve as microtasks, which never yield to the page,
+  // so without it the whole check is one task that blocks input.
+  const pause = (i) => (i % 16 === 15 ? new Promise((r) => setTimeout(r, 0)) : undefined);
 
   // RFC 6962 Merkle tree hash over leaf hashes: a stack of perfect
   // subtrees, folded right to left at the end.
   async function merkleRoot(leaves) {
     if (leaves.length === 0) return sha256(new Uint8Array(0));
     const stack = [];
-    for (const h of leaves) {
+    for (const [i, h] of leaves.entries()) {
+      await pause(i);
       let node = { level: 0, hash: h };
       while (stack.length && stack[stack.length - 1].level === node.level) {
         const left = stack.pop();
@@ -183,7 +188,7 @@
       throw e;
     }
     const leaves = [];
-    for (const e of entries) leaves.push(await leafHash(e));
+    for (const [i, e] of entries.entries()) { await pause(i); leaves.push(await leafHash(e)); }
     if (b64(await merkleRoot(leaves)) !== root64) return fail("FAIL_CHECKPOINT_INVALID", "the entry bundles do not hash to the signed checkpoint's root");
 
     const remembered = "proofsite-checkpoint:" + origin;
@@ -197,7 +202,7 @@
     const quorum = trust.witness_quorum || 2;
     const rows = entries.map((e) => JSON.parse(new TextDecoder().decode(e)));
     const problems = [];
-    for (const r of rows) problems.push(await checkRow(r, keys, quorum));
+    for (const [i, r] of rows.entries()) { await pause(i); problems.push(await checkRow(r, keys, quorum)); }
 
     // The canonical spine, from the head (highest index) back to genesis.
     const byHash = new Map();
