@@ -73,13 +73,7 @@ func TestBriefingReachesTheProvider(t *testing.T) {
 }
 
 func TestBriefingRefusedBeforeAnyCall(t *testing.T) {
-	fake := &aitest.Counting{}
-	reg, err := ai.NewRegistry(ai.Config{}, ai.Options{Providers: map[string]ai.Provider{"S2_CASE": fake, "S5_LOCUS": fake}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chat, _ := reg.Chat("S2_CASE")
-	ember, _ := reg.Airlock("Ember")
+	fake, _, chat, ember := countingNodes(t)
 	for _, tc := range []struct {
 		desc string
 		node *ai.Node

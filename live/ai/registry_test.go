@@ -112,9 +112,10 @@ func TestNodeWithoutKeyAnswersOffline(t *testing.T) {
 	}
 }
 
-// TestRejectedTextNeverReachesProvider: a message that fails the checks
-// is refused before any provider call.
-func TestRejectedTextNeverReachesProvider(t *testing.T) {
+// countingNodes returns a registry whose S2_CASE (a chat node) and Ember
+// (an airlock) both answer through one counting fake, and those two nodes.
+func countingNodes(t *testing.T) (*aitest.Counting, *ai.Registry, *ai.Node, *ai.Node) {
+	t.Helper()
 	fake := &aitest.Counting{}
 	reg, err := ai.NewRegistry(ai.Config{}, ai.Options{Providers: map[string]ai.Provider{"S2_CASE": fake, "S5_LOCUS": fake}})
 	if err != nil {
@@ -122,6 +123,13 @@ func TestRejectedTextNeverReachesProvider(t *testing.T) {
 	}
 	chat, _ := reg.Chat("S2_CASE")
 	ember, _ := reg.Airlock("Ember")
+	return fake, reg, chat, ember
+}
+
+// TestRejectedTextNeverReachesProvider: a message that fails the checks
+// is refused before any provider call.
+func TestRejectedTextNeverReachesProvider(t *testing.T) {
+	fake, reg, chat, ember := countingNodes(t)
 	for _, tc := range []struct {
 		text string
 		is   error
