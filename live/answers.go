@@ -3,6 +3,8 @@ package live
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -249,7 +251,7 @@ func (e *aiEdge) chat(ctx context.Context, in *ChatInput) (*reply[ChatAnswer], e
 	}
 	answer := func(r ai.Reply) (ChatAnswer, error) {
 		a := ChatAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, RequestedNode: requested}
-		rc, enc, err := e.signed("/api/chat", r, reqHash, a)
+		rc, enc, err := e.signed("/api/chat", r, reqHash, &a)
 		a.Receipt, a.encoding = &rc, enc
 		return a, err
 	}
@@ -285,7 +287,11 @@ func (e *aiEdge) pulse(ctx context.Context, in *pulseInput) (*reply[PulseAnswer]
 			e.log.Warn("pulse: a node did not answer", "node", entry.Node, "error", entry.Error, "reason", string(entry.Reason), "status", entry.Status)
 			continue
 		}
-		rc, _, err := e.sign("/api/pulse", entry.Reply, reqHash, out.Nodes[i])
+		canon, err := ledger.MarshalCanonical(out.Nodes[i])
+		if err != nil {
+			return nil, e.problem(fmt.Errorf("live: receipt: %w", err))
+		}
+		rc, err := e.sign("/api/pulse", entry.Reply, reqHash, canon)
 		if err != nil {
 			return nil, e.problem(err)
 		}
@@ -307,7 +313,7 @@ func (e *aiEdge) airlock(route, name string) func(context.Context, *airlockInput
 			return nil, err
 		}
 		a := NodeAnswer{Reply: r, Fresh: fresh()}
-		rc, enc, err := e.signed(route, r, reqHash, a)
+		rc, enc, err := e.signed(route, r, reqHash, &a)
 		if err != nil {
 			return nil, e.problem(err)
 		}
@@ -374,7 +380,7 @@ func (e *aiEdge) query(ctx context.Context, question, node, reqHash string) (*re
 		return nil, err
 	}
 	a := QueryAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, Recorded: queryRecorded}
-	rc, enc, err := e.signed("/api/v1/query", r, reqHash, a)
+	rc, enc, err := e.signed("/api/v1/query", r, reqHash, &a)
 	if err != nil {
 		return nil, e.problem(err)
 	}
@@ -384,43 +390,41 @@ func (e *aiEdge) query(ctx context.Context, question, node, reqHash string) (*re
 }
 
 // sign issues the answering node's receipt over the request's hash and
-// body, the answer as it is encoded, still without its receipt (a nil
-// Receipt member is left out). It returns the receipt and the body's
-// canonical JSON, which response_sha256 covers.
-func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, body any) (receipt.Receipt, []byte, error) {
-	data, err := json.Marshal(body)
-	if err != nil {
-		return receipt.Receipt{}, nil, fmt.Errorf("live: receipt: %w", err)
-	}
-	canon, respHash, err := receipt.CanonicalHash(data)
-	if err != nil {
-		return receipt.Receipt{}, nil, fmt.Errorf("live: receipt: %w", err)
-	}
+// canon, the RFC 8785 canonical JSON of the answer still without its
+// receipt.
+func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, canon []byte) (receipt.Receipt, error) {
 	key, ok := e.keys[r.Node]
 	if !ok {
-		return receipt.Receipt{}, nil, fmt.Errorf("live: receipt: node %s has no key", r.Node)
+		return receipt.Receipt{}, fmt.Errorf("live: receipt: node %s has no key", r.Node)
 	}
-	rc, err := receipt.Issue(receipt.Fields{Route: route, Node: r.Node, Provider: string(r.Provider), Model: r.Model,
-		RequestSHA256: reqHash, ResponseSHA256: respHash}, key, time.Now(), nil)
-	return rc, canon, err
+	sum := sha256.Sum256(canon)
+	return receipt.Issue(receipt.Fields{Route: route, Node: r.Node, Provider: string(r.Provider), Model: r.Model,
+		RequestSHA256: reqHash, ResponseSHA256: hex.EncodeToString(sum[:])}, key, time.Now(), nil)
 }
 
-// signed is sign with the answer's encoding as it is sent: the body's
+// canonicalAnswer is a signed answer: it appends its canonical JSON,
+// without its receipt, to out (see canonical.go).
+type canonicalAnswer interface {
+	appendCanonical(out []byte) []byte
+}
+
+// signed signs an answer and returns its encoding as it is sent: its
 // canonical JSON with the receipt as its last member. The answer is
 // encoded once, and what it sends is byte for byte what its receipt
 // covers.
-func (e *aiEdge) signed(route string, r ai.Reply, reqHash string, body any) (receipt.Receipt, []byte, error) {
-	rc, canon, err := e.sign(route, r, reqHash, body)
+func (e *aiEdge) signed(route string, r ai.Reply, reqHash string, body canonicalAnswer) (receipt.Receipt, []byte, error) {
+	// Room for the answer and its receipt (640 bytes hold one whose model
+	// name has 150 bytes).
+	size := 1024 + len(r.Text) + len(r.Model) + len(r.Notice)
+	for _, c := range r.Citations {
+		size += 48 + len(c.Quote) + len(c.Ref) + len(c.Title) + len(c.URL)
+	}
+	out := body.appendCanonical(make([]byte, 0, size))
+	rc, err := e.sign(route, r, reqHash, out)
 	if err != nil {
 		return rc, nil, err
 	}
-	// The canonical body without its closing brace, with room for a
-	// receipt (640 bytes hold one whose model name has 150 bytes).
-	out := append(make([]byte, 0, len(canon)+640), canon[:len(canon)-1]...)
-	if len(canon) > 2 {
-		out = append(out, ',')
-	}
-	out, err = rc.AppendJSON(append(out, `"receipt":`...))
+	out, err = rc.AppendJSON(append(out[:len(out)-1], `,"receipt":`...)) // an answer has members: a comma
 	if err != nil {
 		return rc, nil, fmt.Errorf("live: receipt: %w", err)
 	}

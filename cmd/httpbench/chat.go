@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/proofsite/proofsite/ledger"
@@ -46,8 +47,9 @@ func runChatEdge(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	data := fs.String("data", "", "data `folder` of an initialised ledger")
 	public := fs.String("public", "", "built site `folder`")
 	contentDir := fs.String("content", "content", "content `folder`")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to `file` on shutdown (go tool pprof)")
 	if err := fs.Parse(args); err != nil || *data == "" || *public == "" {
-		fmt.Fprintf(stderr, "usage: httpbench %s --data DIR --public DIR [--content DIR] [--addr HOST:PORT]\n", chatEdgeCmd)
+		fmt.Fprintf(stderr, "usage: httpbench %s --data DIR --public DIR [--content DIR] [--addr HOST:PORT] [--cpuprofile FILE]\n", chatEdgeCmd)
 		return exitUsage
 	}
 	fail := func(err error) int {
@@ -90,6 +92,13 @@ func runChatEdge(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return fail(err)
 	}
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			return fail(err)
+		}
+		defer stop()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	fmt.Fprintf(stdout, "httpbench %s: serving http://%s/api/chat\n", chatEdgeCmd, ln.Addr())
@@ -104,4 +113,17 @@ func runChatEdge(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return fail(err)
 	}
 	return exitOK
+}
+
+// startCPUProfile writes a CPU profile to path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
