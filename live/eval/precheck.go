@@ -51,6 +51,10 @@ type branch struct {
 	followWords []int
 	// lineStart says a lead must start its line, after white space.
 	lineStart bool
+	// gates are further follow sets, of literals as short as two bytes,
+	// with their word bounds (see gates.go).
+	gates     [][]gate
+	gateWords []int
 }
 
 // leadSpan bounds the bytes an anchored attempt reads after its lead.
@@ -134,6 +138,11 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 					keep[l] = true
 				}
 			}
+			for _, set := range b.gates {
+				for _, g := range set {
+					keep[g.lit] = true
+				}
+			}
 		}
 	}
 	pc.set.keep(keep)
@@ -196,6 +205,7 @@ type branchDraft struct {
 	leadKeys    []string   // the lead set's literal keys
 	anchorSets  [][]string // anchorsOf(filter)
 	anchorWords []int      // per anchor set, its word bound (wordBounds)
+	gateSets    [][]string // the gates' literal keys
 }
 
 // draftPattern checks and compiles one pattern's expression, branch by
@@ -257,9 +267,11 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 		for i := range d.anchorWords {
 			d.anchorWords[i] = -1
 		}
-		if p.Category != Secrets && p.Category != PersonalData { // see wordBounds
-			d.anchorWords = wordBounds(tree, d.anchorSets)
+		words := p.Category != Secrets && p.Category != PersonalData // see wordBounds
+		if words {
+			d.anchorWords = wordBounds(tree, d.anchorSets, prefilterOf)
 		}
+		d.gateSets, d.gateWords = gatesOf(tree, words)
 		return d, nil
 	}
 	re, err := regexp.Compile(src)
@@ -300,6 +312,7 @@ func (pc *precheck) finish(d branchDraft) branch {
 			b.followWords = append(b.followWords, d.anchorWords[i])
 		}
 	}
+	b.gates = pc.internGates(d.gateSets)
 	return b
 }
 
@@ -531,7 +544,8 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) || b.lineStart && !startsLine(text, at) {
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b.follows, b.followWords, text, at) ||
+				!s.gated(b, text, at, v.regions == nil) || b.lineStart && !startsLine(text, at) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -585,14 +599,14 @@ func (s *scan) anyOccurs(lits []int) bool {
 	return false
 }
 
-// followed reports whether each of b's follow sets has a literal that
+// followed reports whether each of the follow sets has a literal that
 // occurs within leadSpan bytes after at (where a lead occurs), and within
-// the set's word bound of at when it has one.
-func (s *scan) followed(b *branch, text string, at int) bool {
-	for i, set := range b.follows {
+// the set's word bound (words) of at when it has one.
+func (s *scan) followed(follows [][]int, words []int, text string, at int) bool {
+	for i, set := range follows {
 		limit := at + leadSpan
-		if words := b.followWords[i]; words >= 0 {
-			limit = min(limit, runStart(text, at, words+1)+1)
+		if n := words[i]; n >= 0 {
+			limit = min(limit, runStart(text, at, n+1)+1)
 		}
 		found := false
 		for _, l := range set {
