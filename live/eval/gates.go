@@ -73,11 +73,14 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 	for i, set := range b.gates {
 		limit := end
 		if n := b.gateWords[i]; n >= 0 {
-			limit = min(limit, runStart(text, at, n+1)+1)
+			limit = min(limit, s.runStart(text, at, n+1)+1)
 		}
 		found := false
 		for _, g := range set {
 			if scanned {
+				if s.counts[g.lit] == 0 {
+					continue
+				}
 				pos := s.occurrences(g.lit)
 				j, _ := slices.BinarySearch(pos, int32(at))
 				for ; j < len(pos) && int(pos[j]) < limit && !found; j++ {

@@ -381,6 +381,7 @@ type scan struct {
 	start     []int32
 	fill      []int32
 	windows   [][2]int
+	runs      wordRuns
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -606,10 +607,13 @@ func (s *scan) followed(follows [][]int, words []int, text string, at int) bool 
 	for i, set := range follows {
 		limit := at + leadSpan
 		if n := words[i]; n >= 0 {
-			limit = min(limit, runStart(text, at, n+1)+1)
+			limit = min(limit, s.runStart(text, at, n+1)+1)
 		}
 		found := false
 		for _, l := range set {
+			if s.counts[l] == 0 {
+				continue
+			}
 			pos := s.occurrences(l)
 			j, _ := slices.BinarySearch(pos, int32(at))
 			if j < len(pos) && int(pos[j]) < limit {
@@ -625,21 +629,36 @@ func (s *scan) followed(follows [][]int, words []int, text string, at int) bool 
 }
 
 // runStart returns where the nth run of word bytes (ASCII letters, digits
-// and '_', as \w reads them) of text[at:] starts, or len(text) when there
-// are fewer: a string that starts at at and holds no more than n-1 runs
-// ends there at the latest.
-func runStart(text string, at, n int) int {
-	in := false
-	for i := at; i < len(text); i++ {
-		w := isWordByte(text[i])
-		if w && !in {
-			if n--; n == 0 {
-				return i
-			}
-		}
-		in = w
+// and '_', as \w reads them) of text[at:] starts, or the end of at's
+// window (leadSpan bytes) when there are fewer in it: a string that
+// starts at at and holds no more than n-1 runs ends there at the latest.
+// The runs found are kept for the next call at the same place.
+func (s *scan) runStart(text string, at, n int) int {
+	r := &s.runs
+	if r.at != at || r.text != text {
+		*r = wordRuns{text: text, at: at, next: at, starts: r.starts[:0]}
 	}
-	return len(text)
+	end := min(len(text), at+leadSpan)
+	for len(r.starts) < n && r.next < end {
+		w := isWordByte(text[r.next])
+		if w && !r.in {
+			r.starts = append(r.starts, r.next)
+		}
+		r.in = w
+		r.next++
+	}
+	if n <= len(r.starts) {
+		return r.starts[n-1]
+	}
+	return end
+}
+
+// wordRuns are where the word runs after a lead start, as far as read.
+type wordRuns struct {
+	text     string
+	at, next int  // where the runs are counted from; where reading stopped
+	in       bool // text[next-1] is a word byte, next > at
+	starts   []int
 }
 
 // sameSet reports whether a and b hold the same indices.
