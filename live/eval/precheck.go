@@ -66,6 +66,10 @@ type precheck struct {
 	literals []string
 	index    map[string]int
 	set      *literalSet // finds every literal in one pass per view
+	// raw finds the literals of the patterns that read raw characters
+	// (secrets, personal data) only: the input as sent is read with it
+	// when there is a normalised view, which the other patterns read.
+	raw *literalSet
 }
 
 // compilePatterns checks and compiles every pattern; it reports every
@@ -146,7 +150,56 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 		}
 	}
 	pc.set.keep(keep)
+	pc.raw = pc.subset(func(c *compiled) bool { return !c.charViews }, keep)
 	return pc, nil
+}
+
+// subset builds the automaton of the literals of the patterns that want
+// says, numbered as in pc.literals, keeping the positions keep says.
+func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
+	used := make([]bool, len(pc.literals))
+	var mark func(n *pfNode)
+	mark = func(n *pfNode) {
+		if n.op == pfLit {
+			used[n.idx] = true
+		}
+		for _, sub := range n.subs {
+			mark(sub)
+		}
+	}
+	for i := range pc.patterns {
+		c := &pc.patterns[i]
+		if !want(c) {
+			continue
+		}
+		for _, b := range c.branches {
+			mark(b.filter)
+			for _, set := range slices.Concat([][]int{b.leads}, b.anchors, b.follows) {
+				for _, l := range set {
+					used[l] = true
+				}
+			}
+			for _, set := range b.gates {
+				for _, g := range set {
+					used[g.lit] = true
+				}
+			}
+		}
+	}
+	var keys []string
+	var ids []int32
+	for l, u := range used {
+		if u {
+			keys = append(keys, pc.literals[l])
+			ids = append(ids, int32(l))
+		}
+	}
+	ls := newLiteralSet(keys)
+	for i := range ls.outputs {
+		ls.outputs[i].lit = ids[ls.outputs[i].lit]
+	}
+	ls.keep(keep)
+	return ls
 }
 
 // part is one branch's source, with its lead set when it has one.
@@ -427,7 +480,7 @@ func (pc *precheck) run(s *scan, side Scope) {
 					*h = hit{found: true, view: text.kind, depth: text.depth, offset: at, length: h.length}
 				}
 			}
-			pc.read(s, text)
+			pc.readWith(pc.raw, s, text)
 			for i := range pc.patterns {
 				c := &pc.patterns[i]
 				if c.branches == nil || c.charViews || !c.Scope.covers(side) {
@@ -577,15 +630,18 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 
 // read finds the literals in a view's lowered text (only in its regions,
 // when it has them): their counts, and where the lead literals occur.
-func (pc *precheck) read(s *scan, v *view) {
+func (pc *precheck) read(s *scan, v *view) { pc.readWith(pc.set, s, v) }
+
+// readWith is read with the given automaton.
+func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
 	s.occ = s.occ[:0]
 	if v.regions == nil {
-		s.occ = pc.set.scan(v.lower, 0, s.counts, s.occ)
+		s.occ = set.scan(v.lower, 0, s.counts, s.occ)
 	}
 	for _, r := range v.regions {
-		s.occ = pc.set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
+		s.occ = set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
 	}
 	s.sortOccurrences(len(pc.literals))
 }
