@@ -30,7 +30,7 @@ func (r repeatedRows) Range(_ context.Context, from, to int64) iter.Seq2[ledger.
 // check its root, then append the new rows' leaves (16 here) to reach the
 // new root. Its cost grows with log2 of the size, not with the size.
 func BenchmarkRememberedCheckpoint(b *testing.B) {
-	tc := newTileChain(b, "proof.example/ledger")
+	tc := newTileChain(b, "proof.example/ledger", false)
 	row, err := tc.c.Store().BlockByIndex(100)
 	if err != nil {
 		b.Fatal(err)

@@ -13,11 +13,13 @@ import (
 	"strings"
 	"testing"
 
+	fnote "github.com/transparency-dev/formats/note"
+	"golang.org/x/mod/sumdb/note"
+
 	"github.com/proofsite/proofsite/ledger"
 	"github.com/proofsite/proofsite/ledger/chain"
 	"github.com/proofsite/proofsite/ledger/chain/chaintest"
-	fnote "github.com/transparency-dev/formats/note"
-	"golang.org/x/mod/sumdb/note"
+	"github.com/proofsite/proofsite/ledger/keystore"
 )
 
 // tileChain is a real chain (Badger, ed25519) whose tiles folder is served
@@ -28,9 +30,14 @@ type tileChain struct {
 	url        string
 }
 
-func newTileChain(t testing.TB, origin string) *tileChain {
+// newTileChain's chain shares its keys with the test process's other test
+// chains; freshKeys gives it keys of its own.
+func newTileChain(t testing.TB, origin string, freshKeys bool) *tileChain {
 	t.Helper()
 	opts := chain.Options{DataDir: filepath.Join(t.TempDir(), "data"), LogOrigin: origin}
+	if freshKeys {
+		opts.Keys = keystore.Options{Dir: filepath.Join(opts.DataDir, chain.KeysDir), WitnessDir: filepath.Join(opts.DataDir, chain.WitnessKeyDir)}
+	}
 	c := chaintest.Walked(t, opts)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -91,7 +98,7 @@ func runTiles(t *testing.T, args ...string) (int, verdict) {
 // proving the remembered rows unchanged. Damaged tiles, bundles and
 // checkpoints fail loudly, and nothing is remembered from a failed run.
 func TestTilesMode(t *testing.T) {
-	tc := newTileChain(t, "proof.example/ledger")
+	tc := newTileChain(t, "proof.example/ledger", false)
 	state := filepath.Join(t.TempDir(), "state.json")
 	code, v := runTiles(t, "--keys", tc.keys, "--state", state, tc.url)
 	if code != 0 || v.Verdict != "PASS_WITH_DOCUMENTED_STRICT_SEAM" || v.Rows != 224 || v.StrictTableBreakAtBlock == nil || *v.StrictTableBreakAtBlock != 153 {
@@ -147,7 +154,7 @@ func TestTilesMode(t *testing.T) {
 
 	// Another chain under the same origin (a rewrite with new keys) does
 	// not extend what was remembered, whatever its keys say.
-	other := newTileChain(t, "proof.example/ledger")
+	other := newTileChain(t, "proof.example/ledger", true)
 	code, v = runTiles(t, "--keys", other.keys, "--state", state, other.url)
 	if code != 1 || v.Verdict != "FAIL_CHECKPOINT_NOT_EXTENDED" {
 		t.Fatalf("a rewritten log: exit %d %+v", code, v)
