@@ -121,6 +121,10 @@ type Table struct {
 	Label   string // names the table (its caption, read by assistive technology)
 	Columns []string
 	Rows    [][]Cell
+	// Long marks a table of many rows: the browser lays it out only once
+	// it scrolls into view (content-visibility), so a page that opens
+	// with it below the fold is not held up by it.
+	Long bool
 }
 
 // Cell is one cell of a Table.

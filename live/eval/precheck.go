@@ -51,6 +51,10 @@ type branch struct {
 	followWords []int
 	// lineStart says a lead must start its line, after white space.
 	lineStart bool
+	// gates are further follow sets, of literals as short as two bytes,
+	// with their word bounds (see gates.go).
+	gates     [][]gate
+	gateWords []int
 }
 
 // leadSpan bounds the bytes an anchored attempt reads after its lead.
@@ -62,6 +66,10 @@ type precheck struct {
 	literals []string
 	index    map[string]int
 	set      *literalSet // finds every literal in one pass per view
+	// raw finds the literals of the patterns that read raw characters
+	// (secrets, personal data) only: the input as sent is read with it
+	// when there is a normalised view, which the other patterns read.
+	raw *literalSet
 }
 
 // compilePatterns checks and compiles every pattern; it reports every
@@ -134,10 +142,64 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 					keep[l] = true
 				}
 			}
+			for _, set := range b.gates {
+				for _, g := range set {
+					keep[g.lit] = true
+				}
+			}
 		}
 	}
 	pc.set.keep(keep)
+	pc.raw = pc.subset(func(c *compiled) bool { return !c.charViews }, keep)
 	return pc, nil
+}
+
+// subset builds the automaton of the literals of the patterns that want
+// says, numbered as in pc.literals, keeping the positions keep says.
+func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
+	used := make([]bool, len(pc.literals))
+	var mark func(n *pfNode)
+	mark = func(n *pfNode) {
+		if n.op == pfLit {
+			used[n.idx] = true
+		}
+		for _, sub := range n.subs {
+			mark(sub)
+		}
+	}
+	for i := range pc.patterns {
+		c := &pc.patterns[i]
+		if !want(c) {
+			continue
+		}
+		for _, b := range c.branches {
+			mark(b.filter)
+			for _, set := range slices.Concat([][]int{b.leads}, b.anchors, b.follows) {
+				for _, l := range set {
+					used[l] = true
+				}
+			}
+			for _, set := range b.gates {
+				for _, g := range set {
+					used[g.lit] = true
+				}
+			}
+		}
+	}
+	var keys []string
+	var ids []int32
+	for l, u := range used {
+		if u {
+			keys = append(keys, pc.literals[l])
+			ids = append(ids, int32(l))
+		}
+	}
+	ls := newLiteralSet(keys)
+	for i := range ls.outputs {
+		ls.outputs[i].lit = ids[ls.outputs[i].lit]
+	}
+	ls.keep(keep)
+	return ls
 }
 
 // part is one branch's source, with its lead set when it has one.
@@ -196,6 +258,7 @@ type branchDraft struct {
 	leadKeys    []string   // the lead set's literal keys
 	anchorSets  [][]string // anchorsOf(filter)
 	anchorWords []int      // per anchor set, its word bound (wordBounds)
+	gateSets    [][]string // the gates' literal keys
 }
 
 // draftPattern checks and compiles one pattern's expression, branch by
@@ -257,9 +320,11 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 		for i := range d.anchorWords {
 			d.anchorWords[i] = -1
 		}
-		if p.Category != Secrets && p.Category != PersonalData { // see wordBounds
-			d.anchorWords = wordBounds(tree, d.anchorSets)
+		words := p.Category != Secrets && p.Category != PersonalData // see wordBounds
+		if words {
+			d.anchorWords = wordBounds(tree, d.anchorSets, prefilterOf)
 		}
+		d.gateSets, d.gateWords = gatesOf(tree, words)
 		return d, nil
 	}
 	re, err := regexp.Compile(src)
@@ -300,6 +365,7 @@ func (pc *precheck) finish(d branchDraft) branch {
 			b.followWords = append(b.followWords, d.anchorWords[i])
 		}
 	}
+	b.gates = pc.internGates(d.gateSets)
 	return b
 }
 
@@ -368,6 +434,7 @@ type scan struct {
 	start     []int32
 	fill      []int32
 	windows   [][2]int
+	runs      wordRuns
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -413,7 +480,7 @@ func (pc *precheck) run(s *scan, side Scope) {
 					*h = hit{found: true, view: text.kind, depth: text.depth, offset: at, length: h.length}
 				}
 			}
-			pc.read(s, text)
+			pc.readWith(pc.raw, s, text)
 			for i := range pc.patterns {
 				c := &pc.patterns[i]
 				if c.branches == nil || c.charViews || !c.Scope.covers(side) {
@@ -531,7 +598,8 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) || b.lineStart && !startsLine(text, at) {
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b.follows, b.followWords, text, at) ||
+				!s.gated(b, text, at, v.regions == nil) || b.lineStart && !startsLine(text, at) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -562,15 +630,18 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 
 // read finds the literals in a view's lowered text (only in its regions,
 // when it has them): their counts, and where the lead literals occur.
-func (pc *precheck) read(s *scan, v *view) {
+func (pc *precheck) read(s *scan, v *view) { pc.readWith(pc.set, s, v) }
+
+// readWith is read with the given automaton.
+func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
 	s.occ = s.occ[:0]
 	if v.regions == nil {
-		s.occ = pc.set.scan(v.lower, 0, s.counts, s.occ)
+		s.occ = set.scan(v.lower, 0, s.counts, s.occ)
 	}
 	for _, r := range v.regions {
-		s.occ = pc.set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
+		s.occ = set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
 	}
 	s.sortOccurrences(len(pc.literals))
 }
@@ -585,17 +656,20 @@ func (s *scan) anyOccurs(lits []int) bool {
 	return false
 }
 
-// followed reports whether each of b's follow sets has a literal that
+// followed reports whether each of the follow sets has a literal that
 // occurs within leadSpan bytes after at (where a lead occurs), and within
-// the set's word bound of at when it has one.
-func (s *scan) followed(b *branch, text string, at int) bool {
-	for i, set := range b.follows {
+// the set's word bound (words) of at when it has one.
+func (s *scan) followed(follows [][]int, words []int, text string, at int) bool {
+	for i, set := range follows {
 		limit := at + leadSpan
-		if words := b.followWords[i]; words >= 0 {
-			limit = min(limit, runStart(text, at, words+1)+1)
+		if n := words[i]; n >= 0 {
+			limit = min(limit, s.runStart(text, at, n+1)+1)
 		}
 		found := false
 		for _, l := range set {
+			if s.counts[l] == 0 {
+				continue
+			}
 			pos := s.occurrences(l)
 			j, _ := slices.BinarySearch(pos, int32(at))
 			if j < len(pos) && int(pos[j]) < limit {
@@ -611,21 +685,36 @@ func (s *scan) followed(b *branch, text string, at int) bool {
 }
 
 // runStart returns where the nth run of word bytes (ASCII letters, digits
-// and '_', as \w reads them) of text[at:] starts, or len(text) when there
-// are fewer: a string that starts at at and holds no more than n-1 runs
-// ends there at the latest.
-func runStart(text string, at, n int) int {
-	in := false
-	for i := at; i < len(text); i++ {
-		w := isWordByte(text[i])
-		if w && !in {
-			if n--; n == 0 {
-				return i
-			}
-		}
-		in = w
+// and '_', as \w reads them) of text[at:] starts, or the end of at's
+// window (leadSpan bytes) when there are fewer in it: a string that
+// starts at at and holds no more than n-1 runs ends there at the latest.
+// The runs found are kept for the next call at the same place.
+func (s *scan) runStart(text string, at, n int) int {
+	r := &s.runs
+	if r.at != at || r.text != text {
+		*r = wordRuns{text: text, at: at, next: at, starts: r.starts[:0]}
 	}
-	return len(text)
+	end := min(len(text), at+leadSpan)
+	for len(r.starts) < n && r.next < end {
+		w := isWordByte(text[r.next])
+		if w && !r.in {
+			r.starts = append(r.starts, r.next)
+		}
+		r.in = w
+		r.next++
+	}
+	if n <= len(r.starts) {
+		return r.starts[n-1]
+	}
+	return end
+}
+
+// wordRuns are where the word runs after a lead start, as far as read.
+type wordRuns struct {
+	text     string
+	at, next int  // where the runs are counted from; where reading stopped
+	in       bool // text[next-1] is a word byte, next > at
+	starts   []int
 }
 
 // sameSet reports whether a and b hold the same indices.

@@ -20,6 +20,7 @@ import (
 
 const (
 	minLiteral  = 3   // literals shorter than this say too little to test
+	minGate     = 2   // the same, for a lead branch's gates (gateOf)
 	maxExact    = 16  // bound on an exact set of strings before it becomes a prefilter
 	maxBranches = 48  // bound on the branches one expression is cut into
 	matchSpan   = 200 // a match is looked for within this many bytes either side of an anchor
@@ -51,14 +52,18 @@ type pfInfo struct {
 	match *pfNode
 }
 
+// build derives prefilters whose literals are at least min bytes long
+// (two for a whole word).
+type build struct{ min int }
+
 // toMatch turns an exact set into an OR of its literals.
-func (in pfInfo) toMatch() *pfNode {
+func (bd build) toMatch(in pfInfo) *pfNode {
 	if in.exact == nil {
 		return in.match
 	}
 	or := &pfNode{op: pfOr}
 	for _, s := range in.exact {
-		key, ok := literalKey(s)
+		key, ok := literalKey(s, bd.min)
 		if !ok {
 			return pfAllNode
 		}
@@ -69,12 +74,12 @@ func (in pfInfo) toMatch() *pfNode {
 
 // literalKey turns an exact string into a literal key: word marks kept
 // only at its ends (a mark inside is dropped, which only weakens the
-// test), and false when it is too short to say anything: under minLiteral
+// test), and false when it is too short to say anything: under min
 // bytes, or two for a whole word.
-func literalKey(s string) (string, bool) {
+func literalKey(s string, min int) (string, bool) {
 	start, end := strings.HasPrefix(s, wordMark), strings.HasSuffix(s, wordMark) && len(s) > 1
 	core := strings.ReplaceAll(s, wordMark, "")
-	if len(strings.TrimSpace(core)) < minLiteral && !(start && end && len(core) >= 2) {
+	if len(strings.TrimSpace(core)) < min && !(start && end && len(core) >= 2) {
 		return "", false
 	}
 	if start {
@@ -87,12 +92,22 @@ func literalKey(s string) (string, bool) {
 }
 
 // prefilterOf derives the prefilter tree of re.
-func prefilterOf(re *syntax.Regexp) *pfNode { return info(re).toMatch() }
+func prefilterOf(re *syntax.Regexp) *pfNode { return build{minLiteral}.prefilter(re) }
+
+// gateOf derives the tree of re's gates: its prefilter with literals of
+// two bytes too, which are too common to tell whether a view is worth
+// reading but, found near a lead, tell whether an attempt there is.
+func gateOf(re *syntax.Regexp) *pfNode { return build{minGate}.prefilter(re) }
+
+func (bd build) prefilter(re *syntax.Regexp) *pfNode { return bd.toMatch(bd.info(re)) }
 
 func lower(runes []rune) string { return strings.Map(unicode.ToLower, string(runes)) }
 
-// info computes the pfInfo of re.
-func info(re *syntax.Regexp) pfInfo {
+// info computes the pfInfo of re (its exact set does not depend on the
+// literals' length).
+func info(re *syntax.Regexp) pfInfo { return build{minLiteral}.info(re) }
+
+func (bd build) info(re *syntax.Regexp) pfInfo {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return pfInfo{exact: []string{lower(re.Rune)}}
@@ -116,32 +131,32 @@ func info(re *syntax.Regexp) pfInfo {
 		}
 		return pfInfo{exact: dedupe(set)}
 	case syntax.OpCapture:
-		return info(re.Sub[0])
+		return bd.info(re.Sub[0])
 	case syntax.OpQuest:
-		in := info(re.Sub[0])
+		in := bd.info(re.Sub[0])
 		if in.exact != nil && len(in.exact) < maxExact {
 			return pfInfo{exact: dedupe(append(in.exact, ""))}
 		}
 		return pfInfo{match: pfAllNode}
 	case syntax.OpPlus:
-		return pfInfo{match: info(re.Sub[0]).toMatch()}
+		return pfInfo{match: bd.toMatch(bd.info(re.Sub[0]))}
 	case syntax.OpRepeat:
 		if re.Min >= 1 {
-			return pfInfo{match: info(re.Sub[0]).toMatch()}
+			return pfInfo{match: bd.toMatch(bd.info(re.Sub[0]))}
 		}
 		return pfInfo{match: pfAllNode}
 	case syntax.OpConcat:
 		and := &pfNode{op: pfAnd}
 		exact := []string{""}
 		for _, sub := range re.Sub {
-			in := info(sub)
+			in := bd.info(sub)
 			if in.exact != nil {
 				if cross := crossProduct(exact, in.exact); cross != nil {
 					exact = cross
 					continue
 				}
 			}
-			and.subs = append(and.subs, pfInfo{exact: exact}.toMatch())
+			and.subs = append(and.subs, bd.toMatch(pfInfo{exact: exact}))
 			exact = []string{""}
 			if in.exact != nil {
 				exact = in.exact
@@ -152,14 +167,14 @@ func info(re *syntax.Regexp) pfInfo {
 		if len(and.subs) == 0 {
 			return pfInfo{exact: exact}
 		}
-		and.subs = append(and.subs, pfInfo{exact: exact}.toMatch())
+		and.subs = append(and.subs, bd.toMatch(pfInfo{exact: exact}))
 		return pfInfo{match: simplify(and)}
 	case syntax.OpAlternate:
 		var union []string
 		exact := true
 		infos := make([]pfInfo, len(re.Sub))
 		for i, sub := range re.Sub {
-			infos[i] = info(sub)
+			infos[i] = bd.info(sub)
 			if infos[i].exact == nil {
 				exact = false
 			}
@@ -170,7 +185,7 @@ func info(re *syntax.Regexp) pfInfo {
 		}
 		or := &pfNode{op: pfOr}
 		for _, in := range infos {
-			or.subs = append(or.subs, in.toMatch())
+			or.subs = append(or.subs, bd.toMatch(in))
 		}
 		return pfInfo{match: simplify(or)}
 	}
@@ -649,7 +664,7 @@ func leadStrings(re *syntax.Regexp) []string {
 const unbounded = 1 << 20
 
 // wordBounds returns, for each anchor set of a lead branch's expression
-// (whose matches start at the lead), the most word runs a match holds
+// (whose matches start at the lead; the sets as filter finds them), the most word runs a match holds
 // before the occurrence of one of the set's literals it must contain, or
 // -1 when the expression does not bound it. A set is bounded by the
 // shortest leading part of the expression's concatenation that alone
@@ -658,7 +673,7 @@ const unbounded = 1 << 20
 // \w reads them, in ASCII; the views a pattern other than a secrets or
 // personal-data one reads are NFKC-normalised, which leaves no Kelvin sign
 // or long s that a case-folded k or s could match as a non-word character.
-func wordBounds(tree *syntax.Regexp, sets [][]string) []int {
+func wordBounds(tree *syntax.Regexp, sets [][]string, filter func(*syntax.Regexp) *pfNode) []int {
 	out := make([]int, len(sets))
 	for i := range out {
 		out[i] = -1
@@ -673,7 +688,7 @@ func wordBounds(tree *syntax.Regexp, sets [][]string) []int {
 			break
 		}
 		prefix := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: parts[:k+1]}
-		for _, need := range anchorsOf(prefilterOf(prefix)) {
+		for _, need := range anchorsOf(filter(prefix)) {
 			for i, set := range sets {
 				if out[i] < 0 && subset(need, set) {
 					out[i] = runs

@@ -97,7 +97,7 @@ func (s *Stage) Write(name string, data []byte) error {
 	if err := s.reserve(name); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(s.dir, filepath.FromSlash(name)), data, 0o644); err != nil {
+	if err := createFile(filepath.Join(s.dir, filepath.FromSlash(name)), data); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	return nil

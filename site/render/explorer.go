@@ -27,7 +27,7 @@ type Ledger struct {
 // The explorer's pages.
 const (
 	explorerIndexPath = "explorer/index.html"
-	explorerPageRows  = 100 // rows of the strict table per page: a longer table blocks a phone's main thread (Lighthouse's total blocking time)
+	explorerPageRows  = 50 // rows of the strict table per page: a longer table blocks a phone's main thread (Lighthouse's total blocking time)
 )
 
 func explorerPagePath(page int) string {
@@ -224,7 +224,7 @@ func (b *build) explorerPage(page, pages int) ([][]byte, error) {
 	last := min(first+explorerPageRows, len(c.l.Blocks))
 	v.Page = fmt.Sprintf("Rows %d to %d of %d", c.l.Blocks[first].Index(), c.l.Blocks[last-1].Index(), len(c.l.Blocks))
 	v.Table = templates.Table{Label: "Strict table, " + strings.ToLower(v.Page[:1]) + v.Page[1:],
-		Columns: []string{"Row", "Timestamp", "Kind", "Hash", "Links to", "Spine", "Strict table", "Witnesses"}}
+		Columns: []string{"Row", "Timestamp", "Kind", "Hash", "Links to", "Spine", "Strict table", "Witnesses"}, Long: true}
 	for i := first; i < last; i++ {
 		v.Table.Rows = append(v.Table.Rows, c.tableRow(i))
 	}

@@ -271,6 +271,15 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, all bool, emi
 					}
 					t.changed = !sameOutputs(t.cached, outs)
 					t.cached = outs
+					for _, o := range outs {
+						t.bytes += int64(len(o.Data))
+					}
+					if !r.opts.Cache {
+						// Nothing keeps the outputs: once written they
+						// are garbage, and a full build holds no more
+						// of the site in memory than it is writing.
+						t.cached = nil
+					}
 				}
 				if !all && !t.changed {
 					continue
@@ -292,9 +301,7 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, all bool, emi
 		if !t.run {
 			continue
 		}
-		for _, o := range t.cached {
-			stats.Bytes += int64(len(o.Data))
-		}
+		stats.Bytes += t.bytes
 		if t.changed {
 			stats.Rendered++
 		}
@@ -334,6 +341,7 @@ type task struct {
 	run     bool     // inputs changed: render it
 	cached  []Output // the previous outputs; after a run, the new ones
 	changed bool     // the run changed the bytes
+	bytes   int64    // the size of the run's outputs
 }
 
 // Forget empties the cache, so the next Render runs every job. Call it when

@@ -21,11 +21,18 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/, r4/), each dealt to the splits by a random stream of
+// rounds (more/, r3/, r4/, r5/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
 // registers, the hard negatives shaped like them, and benign instructions
 // in the same frames ("give detailed step-by-step instructions", "write a
 // persuasive article"), so the model learns the harm, not the frame.
+// Round 5 added plain harmful requests in task-list frames ("develop a
+// plan", "create a tutorial", "write code that", short blunt questions,
+// a few in other languages), and many more benign texts in those same
+// frames: everyday instructions in many domains, maths word problems,
+// short chat turns, sentences that use trigger words ("ignore",
+// "override", "uncensored") harmlessly, and safety, history, fiction and
+// policy look-alikes.
 package quality

@@ -33,7 +33,7 @@ var (
 var laterRounds = []struct {
 	dir    string
 	stream uint64
-}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}, {"r4/", 0x7234}}
+}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}, {"r4/", 0x7234}, {"r5/", 0x7235}}
 
 // Obfuscation methods the generator applies to attacks.
 var methods = []string{"base64", "homoglyph", "zero_width", "leetspeak", "url_encoding", "spaced", "fullwidth", "hex"}
@@ -126,7 +126,7 @@ func Generate(src fs.FS, seed uint64) (dev, heldout []Sample, err error) {
 				Category: "hard_negative", Text: g.lookalike(i)})
 		}
 	}
-	// Texts added later come from rounds (more/, r3/), each dealt with a
+	// Texts added later come from rounds (laterRounds), each dealt with a
 	// random source of its own, so the texts of earlier rounds keep their
 	// splits.
 	for _, round := range laterRounds {

@@ -1,0 +1,107 @@
+package eval
+
+import (
+	"regexp/syntax"
+	"slices"
+	"strings"
+)
+
+// Gates. A lead branch's follow sets come from its prefilter, whose
+// literals are at least minLiteral bytes long: an alternation with one
+// shorter alternative ("ai", "c4", "my ex") gives none, and the attempts
+// its near misses cost are made anyway. Its gates are the sets of
+// gateOf's anchors, whose literals may be two bytes long: too common to
+// say whether a view is worth reading, but found near a lead they say
+// whether an attempt there is. A gate literal's word marks are checked as
+// the anchored expression sees its window (which ends leadSpan bytes
+// after the lead), and on a view with regions, whose scan read only them,
+// the window itself is searched: so they hold wherever a match is.
+
+// gate is one literal of a gate set: its core (a literal whose positions
+// the scan keeps) and the word boundaries it needs at its ends.
+type gate struct {
+	lit                int // the core's index
+	core               string
+	wordStart, wordEnd bool
+}
+
+// gatesOf returns a lead branch's gate sets: the anchor sets of gateOf
+// that hold a literal shorter than minLiteral (the others are its follow
+// sets' kind), and their word bounds (see wordBounds; -1, none, for all
+// unless words).
+func gatesOf(tree *syntax.Regexp, words bool) (sets [][]string, bounds []int) {
+	for _, set := range anchorsOf(gateOf(tree)) {
+		if slices.ContainsFunc(set, func(k string) bool { return len(parseLiteral(k).core) < minLiteral }) {
+			sets = append(sets, set)
+		}
+	}
+	bounds = make([]int, len(sets))
+	for i := range bounds {
+		bounds[i] = -1
+	}
+	if words {
+		bounds = wordBounds(tree, sets, gateOf)
+	}
+	return sets, bounds
+}
+
+// internGates numbers the gates' cores.
+func (pc *precheck) internGates(sets [][]string) [][]gate {
+	var out [][]gate
+	for _, set := range sets {
+		var gs []gate
+		for _, key := range set {
+			l := parseLiteral(key)
+			gs = append(gs, gate{lit: pc.intern(&pfNode{op: pfLit, lit: l.core}).idx, core: l.core, wordStart: l.wordStart, wordEnd: l.wordEnd})
+		}
+		out = append(out, gs)
+	}
+	return out
+}
+
+// gated reports whether each of b's gate sets has a literal that occurs
+// within b's window at at (leadSpan bytes), and within the set's word
+// bound of at when it has one, with its word boundaries as the window
+// shows them. On a view whose scan read only its regions (scanned false),
+// the window itself is searched.
+func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
+	end := min(len(text), at+leadSpan)
+	word := func(i int) bool { return i >= at && i < end && isWordByte(text[i]) }
+	holds := func(g gate, p int) bool {
+		return (!g.wordStart || word(p-1) != word(p)) && (!g.wordEnd || word(p+len(g.core)-1) != word(p+len(g.core)))
+	}
+	for i, set := range b.gates {
+		limit := end
+		if n := b.gateWords[i]; n >= 0 {
+			limit = min(limit, s.runStart(text, at, n+1)+1)
+		}
+		found := false
+		for _, g := range set {
+			if scanned {
+				if s.counts[g.lit] == 0 {
+					continue
+				}
+				pos := s.occurrences(g.lit)
+				j, _ := slices.BinarySearch(pos, int32(at))
+				for ; j < len(pos) && int(pos[j]) < limit && !found; j++ {
+					found = holds(g, int(pos[j]))
+				}
+			} else {
+				for from := at; from < limit && !found; {
+					i := strings.Index(text[from:end], g.core)
+					if i < 0 || from+i >= limit {
+						break
+					}
+					found, from = holds(g, from+i), from+i+1
+				}
+			}
+			if found {
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
