@@ -66,6 +66,11 @@ func TestNormalise(t *testing.T) {
 				t.Errorf("normalised %q, words %d", got, rep.HomoglyphWords)
 			}
 		}},
+		{"Latin variants are folded without counting as mixed script", "Kapıyı açık bırakın, ıgnore", func(t *testing.T, rep NormaliseReport, views []view) {
+			if got, _ := viewText(views, ViewNormalised); got != "Kapiyi açik birakin, ignore" || rep.HomoglyphWords != 0 {
+				t.Errorf("normalised %q, words %d", got, rep.HomoglyphWords)
+			}
+		}},
 		{"Cyrillic prose is not a lookalike", "Привет, как дела?", func(t *testing.T, rep NormaliseReport, _ []view) {
 			if rep.HomoglyphWords != 0 {
 				t.Errorf("words %d", rep.HomoglyphWords)

@@ -52,8 +52,13 @@ func (n *normaliser) fold(s string) string {
 		if r >= utf8.RuneSelf {
 			if f, ok := homoglyphs[r]; ok {
 				b.WriteRune(f)
-				folded++
 				n.rep.Homoglyphs++
+				if unicode.Is(unicode.Latin, r) { // Turkish ı, IPA ɑ: Latin letters, no script mixing
+					latin++
+					latinLetters++
+				} else {
+					folded++
+				}
 				continue
 			}
 		}
