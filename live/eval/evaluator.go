@@ -142,7 +142,7 @@ var scanPool = sync.Pool{New: func() any { return new(scan) }}
 func (e *Evaluator) run(ctx context.Context, field, text string, side Scope) (Report, error) {
 	start := e.opts.Now()
 	last := start
-	r := Report{Stages: make([]Stage, 0, len(StageNames)), Patterns: e.patterns, EvaluatedAt: start.UTC()}
+	r := Report{Stages: make([]Stage, 0, len(StageNames)), Flags: []Flag{}, Patterns: e.patterns, EvaluatedAt: start.UTC()}
 	done := func(name string, err error) {
 		now := e.opts.Now()
 		st := Stage{Name: name, Status: StatusOK, DurationUS: now.Sub(last).Microseconds()}
