@@ -70,7 +70,15 @@ type server struct {
 // it to listen.
 func startServe(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
+	return startServeEnv(t, bin, nil, args...)
+}
+
+// startServeEnv is startServe with env (NAME=value) added to the
+// inherited environment.
+func startServeEnv(t *testing.T, bin string, env []string, args ...string) *server {
+	t.Helper()
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
