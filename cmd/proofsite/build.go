@@ -43,19 +43,28 @@ func runBuild(ctx context.Context, env *environment, args []string) error {
 		}
 		defer stop()
 	}
-	ch, err := cfg.loadCharter()
-	if err != nil {
-		return contentError(env, cfg.Content, cfg.Out, err)
+	if err := checkContentDir(cfg.Content); err != nil {
+		return err
 	}
 	if *publishClaims {
+		if _, err := cfg.loadCharter(); err != nil {
+			return contentError(env, cfg.Content, cfg.Out, err)
+		}
 		msg, err := publish(ctx, env, cfg, *authFile)
 		if err != nil {
 			return contentError(env, cfg.Content, cfg.Out, err)
 		}
 		fmt.Fprintln(env.stdout, msg)
 	}
-	// The chain and the live edge's routes are read while the pages are.
-	prepare := func() (render.Options, error) { return renderOptions(env, ch, cfg.Data) }
+	// site.yaml, the chain and the live edge's routes are read while the
+	// pages are; an invalid site.yaml fails the build with its errors alone.
+	prepare := func() (render.Options, error) {
+		ch, err := cfg.loadCharter()
+		if err != nil {
+			return render.Options{}, err
+		}
+		return renderOptions(env, ch, cfg.Data)
+	}
 	b, err := site.New(site.Options{ContentDir: cfg.Content, OutDir: cfg.Out, Prepare: prepare, Visibility: *vis, Trees: ledgerTiles(cfg.Data), Logger: env.logger})
 	if err != nil {
 		return err
