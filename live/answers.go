@@ -3,8 +3,6 @@ package live
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,9 +406,8 @@ func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, canon []byte) (r
 	if !ok {
 		return receipt.Receipt{}, fmt.Errorf("live: receipt: node %s has no key", r.Node)
 	}
-	sum := sha256.Sum256(canon)
 	return receipt.Issue(receipt.Fields{Route: route, Node: r.Node, Provider: string(r.Provider), Model: r.Model,
-		RequestSHA256: reqHash, ResponseSHA256: hex.EncodeToString(sum[:])}, key, time.Now(), nil)
+		RequestSHA256: reqHash, ResponseSHA256: sha256Hex(canon)}, key, time.Now(), nil)
 }
 
 // canonicalAnswer is a signed answer: it appends its canonical JSON,

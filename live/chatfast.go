@@ -2,8 +2,6 @@ package live
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -90,14 +88,13 @@ func (f *chatFast) serve(c *fiber.Ctx) error {
 	if !f.s.admit(c, f.op, f.rule) {
 		return nil
 	}
-	sum := sha256.Sum256(body) // the body is its canonical form
 	r, err := node.Reply(c.UserContext(), string(message))
 	if err != nil {
 		return f.fail(c, f.e.problem(err))
 	}
 	buf := answerBuffers.Get().(*[]byte)
 	defer answerBuffers.Put(buf)
-	a, err := f.e.chatAnswer(*buf, requested, r, hex.EncodeToString(sum[:]))
+	a, err := f.e.chatAnswer(*buf, requested, r, sha256Hex(body)) // the body is its canonical form
 	if err != nil {
 		return f.fail(c, f.e.problem(err))
 	}

@@ -333,7 +333,7 @@ func Issue(f Fields, key ledger.PrivateKey, now time.Time, rnd io.Reader) (Recei
 		return Receipt{}, fmt.Errorf("receipt: issue: receipt id: %w", err)
 	}
 	r := Receipt{
-		ReceiptID: hex.EncodeToString(id[:]), Route: f.Route, Node: f.Node, Provider: f.Provider, Model: f.Model,
+		ReceiptID: hexString(id[:]), Route: f.Route, Node: f.Node, Provider: f.Provider, Model: f.Model,
 		RequestSHA256: f.RequestSHA256, ResponseSHA256: f.ResponseSHA256,
 		IssuedAt: now.UTC().Format(TimeLayout), KeyID: string(key.ID()),
 	}
@@ -349,8 +349,17 @@ func Issue(f Fields, key ledger.PrivateKey, now time.Time, rnd io.Reader) (Recei
 		return Receipt{}, fmt.Errorf("receipt: issue: %w", err)
 	}
 	sig := key.Sign(payload)
-	r.Signature = hex.EncodeToString(sig[:])
+	r.Signature = hexString(sig[:])
 	return r, nil
+}
+
+// hexString is hex.EncodeToString with one allocation instead of two, for
+// at most 64 bytes (a receipt is issued on every answer).
+func hexString(b []byte) string {
+	var buf [128]byte
+	dst := buf[:hex.EncodedLen(len(b))]
+	hex.Encode(dst, b)
+	return string(dst)
 }
 
 // HashJSON returns the hex SHA-256 of the RFC 8785 canonical form of a JSON
