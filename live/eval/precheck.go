@@ -434,7 +434,10 @@ type scan struct {
 	start     []int32
 	fill      []int32
 	windows   [][2]int
-	runs      wordRuns
+	// wordStarts are where the current view's word runs start (runStart),
+	// once wordsRead.
+	wordStarts []int32
+	wordsRead  bool
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -637,6 +640,7 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
 	s.occ = s.occ[:0]
+	s.wordsRead = false
 	if v.regions == nil {
 		s.occ = set.scan(v.lower, 0, s.counts, s.occ)
 	}
@@ -688,33 +692,38 @@ func (s *scan) followed(follows [][]int, words []int, text string, at int) bool 
 // and '_', as \w reads them) of text[at:] starts, or the end of at's
 // window (leadSpan bytes) when there are fewer in it: a string that
 // starts at at and holds no more than n-1 runs ends there at the latest.
-// The runs found are kept for the next call at the same place.
+// text is the current view's text or its lowered twin, whose runs are the
+// same: they are found once per view (wordStarts).
 func (s *scan) runStart(text string, at, n int) int {
-	r := &s.runs
-	if r.at != at || r.text != text {
-		*r = wordRuns{text: text, at: at, next: at, starts: r.starts[:0]}
+	if !s.wordsRead {
+		s.wordStarts = wordStarts(text, s.wordStarts[:0])
+		s.wordsRead = true
 	}
 	end := min(len(text), at+leadSpan)
-	for len(r.starts) < n && r.next < end {
-		w := isWordByte(text[r.next])
-		if w && !r.in {
-			r.starts = append(r.starts, r.next)
+	if isWordByte(text[at]) { // text[at:] starts with a run, whether or not text does there
+		if n == 1 {
+			return at
 		}
-		r.in = w
-		r.next++
+		n--
 	}
-	if n <= len(r.starts) {
-		return r.starts[n-1]
+	j, _ := slices.BinarySearch(s.wordStarts, int32(at+1))
+	if j += n - 1; j < len(s.wordStarts) && int(s.wordStarts[j]) < end {
+		return int(s.wordStarts[j])
 	}
 	return end
 }
 
-// wordRuns are where the word runs after a lead start, as far as read.
-type wordRuns struct {
-	text     string
-	at, next int  // where the runs are counted from; where reading stopped
-	in       bool // text[next-1] is a word byte, next > at
-	starts   []int
+// wordStarts appends to starts where each run of word bytes of text starts.
+func wordStarts(text string, starts []int32) []int32 {
+	in := false
+	for i := 0; i < len(text); i++ {
+		w := isWordByte(text[i])
+		if w && !in {
+			starts = append(starts, int32(i))
+		}
+		in = w
+	}
+	return starts
 }
 
 // sameSet reports whether a and b hold the same indices.
