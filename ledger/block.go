@@ -101,7 +101,15 @@ type Header struct {
 	Writer      KeyID
 }
 
-var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
+// kindRule is the rule a kind follows, as messages state it; kindPattern
+// checks it with an unbounded repetition and a length bound, since a bounded
+// one ({0,63}) compiles to as many states at the start of every program.
+const kindRule = `^[a-z][a-z0-9_.-]{0,63}$`
+
+var kindPattern = regexp.MustCompile(`^[a-z][a-z0-9_.-]*$`)
+
+// validKind reports whether kind follows kindRule.
+func validKind(kind string) bool { return len(kind) <= 64 && kindPattern.MatchString(kind) }
 
 // FormatTimestamp returns t in the form a Header stores: RFC 3339 in UTC,
 // with as many fractional digits as needed and none when t is whole seconds.
@@ -115,8 +123,8 @@ func (h Header) Validate() error {
 	switch {
 	case h.Index < 0 || h.Index > maxSafeInteger:
 		return fmt.Errorf("%w: index %d out of range", ErrInvalidBlock, h.Index)
-	case !kindPattern.MatchString(h.Kind):
-		return fmt.Errorf("%w: kind %q must match %s", ErrInvalidBlock, h.Kind, kindPattern)
+	case !validKind(h.Kind):
+		return fmt.Errorf("%w: kind %q must match %s", ErrInvalidBlock, h.Kind, kindRule)
 	case (h.Index == 0) != h.PrevHash.IsZero():
 		return fmt.Errorf("%w: only the genesis block (index 0) has a zero prev_hash", ErrInvalidBlock)
 	case h.Writer == "":

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +386,19 @@ func FuzzHistory(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestValidKind checks validKind against kindRule itself, at and around its
+// length bound.
+func TestValidKind(t *testing.T) {
+	rule := regexp.MustCompile(kindRule)
+	inputs := []string{"", "a", "A", "1a", "a b", "aé", "a.b-c_d9"}
+	for n := range 70 {
+		inputs = append(inputs, "a"+strings.Repeat("_", n), "a"+strings.Repeat("-", n)+"!")
+	}
+	for _, in := range inputs {
+		if got, want := validKind(in), rule.MatchString(in); got != want {
+			t.Errorf("validKind(%q) (%d bytes) = %v, want %v", in, len(in), got, want)
+		}
+	}
 }

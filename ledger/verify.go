@@ -183,9 +183,11 @@ type CheckOptions struct {
 	Progress func(checked int64)
 }
 
-// checkBatch is the unit of parallel work: enough blocks to amortise the
-// channel hand-off against the cost of the signatures.
-const checkBatch = 256
+// checkBatch is the unit of parallel work: enough blocks (each several
+// signatures, about 150 µs) to amortise the channel hand-off, few enough
+// that a short chain (a site's history of a few hundred rows) still keeps
+// every core busy.
+const checkBatch = 32
 
 // CheckRows runs CheckRow over every row of seq on all cores and returns
 // the checks in the order of seq. It stops at the first error seq yields

@@ -3,13 +3,12 @@ package live
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -51,6 +50,8 @@ type aiEdge struct {
 	log     *slog.Logger
 	// writeTimeout bounds each write of an event stream.
 	writeTimeout time.Duration
+	// fast is POST /api/chat's fast path (chatfast.go).
+	fast *chatFast
 }
 
 func newAIEdge(opts *AI, log *slog.Logger) (*aiEdge, error) {
@@ -171,6 +172,10 @@ func (d *definition) registerAI() {
 }
 
 func (d *definition) registerNodes(e *aiEdge, withCtx huma.Middlewares) {
+	chatFastReady := func() {}
+	if e != nil {
+		chatFastReady = d.registerChatFast(e) // before the operation: it answers first (chatfast.go)
+	}
 	Post(d.proof, huma.Operation{OperationID: "chat", Path: "/api/chat", Tags: aiTags, Middlewares: withCtx,
 		Summary: "Ask the public chat node; answers as S2_CASE, public-session isolation, memory off",
 		Description: "The public chat route answers as S2_CASE, the public chat node: `node` may name any chat node of the roster " +
@@ -185,6 +190,7 @@ func (d *definition) registerNodes(e *aiEdge, withCtx huma.Middlewares) {
 		Errors:    []int{http.StatusBadGateway, http.StatusGatewayTimeout},
 		Responses: map[string]*huma.Response{"200": {Content: map[string]*huma.MediaType{"application/json": {}, "text/event-stream": {}}}},
 	}, PostRoute{Limit: ChatLimit, Refusal: airlockRefusal}, e.chat)
+	chatFastReady()
 	Post(d.proof, huma.Operation{OperationID: "pulse", Path: "/api/pulse", Tags: aiTags, Middlewares: withCtx,
 		Summary: "Every chat node weighs in on a topic, at once",
 		Description: "Asks S1_PLEX, S2_CASE, S3_TARS, S4_KIPP and S6_FORGE concurrently, each through its own provider with its own " +
@@ -249,24 +255,27 @@ func (e *aiEdge) chat(ctx context.Context, in *ChatInput) (*reply[ChatAnswer], e
 	if err != nil {
 		return nil, err
 	}
-	answer := func(r ai.Reply) (ChatAnswer, error) {
-		a := ChatAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, RequestedNode: requested}
-		rc, enc, err := e.signed("/api/chat", r, reqHash, &a)
-		a.Receipt, a.encoding = &rc, enc
-		return a, err
-	}
 	if acceptsEventStream(in.Accept) {
-		return nil, e.stream(ctx, c, node, in.Body.Message, func(r ai.Reply) (any, error) { return answer(r) })
+		return nil, e.stream(ctx, c, node, in.Body.Message, func(r ai.Reply) (any, error) { return e.chatAnswer(nil, requested, r, reqHash) })
 	}
 	r, err := node.Reply(ctx, in.Body.Message)
 	if err != nil {
 		return nil, e.problem(err)
 	}
-	a, err := answer(r)
+	a, err := e.chatAnswer(nil, requested, r, reqHash)
 	if err != nil {
 		return nil, e.problem(err)
 	}
 	return &reply[ChatAnswer]{Body: a}, nil
+}
+
+// chatAnswer is the signed chat answer of r, its encoding written in buf's
+// storage (aiEdge.signed).
+func (e *aiEdge) chatAnswer(buf []byte, requested string, r ai.Reply, reqHash string) (ChatAnswer, error) {
+	a := ChatAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, RequestedNode: requested}
+	rc, enc, err := e.signed(buf, "/api/chat", r, reqHash, &a)
+	a.Receipt, a.encoding = &rc, enc
+	return a, err
 }
 
 type pulseInput struct{ Body ai.PulseRequest }
@@ -313,7 +322,7 @@ func (e *aiEdge) airlock(route, name string) func(context.Context, *airlockInput
 			return nil, err
 		}
 		a := NodeAnswer{Reply: r, Fresh: fresh()}
-		rc, enc, err := e.signed(route, r, reqHash, &a)
+		rc, enc, err := e.signed(nil, route, r, reqHash, &a)
 		if err != nil {
 			return nil, e.problem(err)
 		}
@@ -380,7 +389,7 @@ func (e *aiEdge) query(ctx context.Context, question, node, reqHash string) (*re
 		return nil, err
 	}
 	a := QueryAnswer{NodeAnswer: NodeAnswer{Reply: r, Fresh: fresh()}, Recorded: queryRecorded}
-	rc, enc, err := e.signed("/api/v1/query", r, reqHash, &a)
+	rc, enc, err := e.signed(nil, "/api/v1/query", r, reqHash, &a)
 	if err != nil {
 		return nil, e.problem(err)
 	}
@@ -397,9 +406,8 @@ func (e *aiEdge) sign(route string, r ai.Reply, reqHash string, canon []byte) (r
 	if !ok {
 		return receipt.Receipt{}, fmt.Errorf("live: receipt: node %s has no key", r.Node)
 	}
-	sum := sha256.Sum256(canon)
 	return receipt.Issue(receipt.Fields{Route: route, Node: r.Node, Provider: string(r.Provider), Model: r.Model,
-		RequestSHA256: reqHash, ResponseSHA256: hex.EncodeToString(sum[:])}, key, time.Now(), nil)
+		RequestSHA256: reqHash, ResponseSHA256: sha256Hex(canon)}, key, time.Now(), nil)
 }
 
 // canonicalAnswer is a signed answer: it appends its canonical JSON,
@@ -409,17 +417,17 @@ type canonicalAnswer interface {
 }
 
 // signed signs an answer and returns its encoding as it is sent: its
-// canonical JSON with the receipt as its last member. The answer is
-// encoded once, and what it sends is byte for byte what its receipt
-// covers.
-func (e *aiEdge) signed(route string, r ai.Reply, reqHash string, body canonicalAnswer) (receipt.Receipt, []byte, error) {
+// canonical JSON with the receipt as its last member, written in buf's
+// storage (nil: a buffer of its own). The answer is encoded once, and what it
+// sends is byte for byte what its receipt covers.
+func (e *aiEdge) signed(buf []byte, route string, r ai.Reply, reqHash string, body canonicalAnswer) (receipt.Receipt, []byte, error) {
 	// Room for the answer and its receipt (640 bytes hold one whose model
 	// name has 150 bytes).
 	size := 1024 + len(r.Text) + len(r.Model) + len(r.Notice)
 	for _, c := range r.Citations {
 		size += 48 + len(c.Quote) + len(c.Ref) + len(c.Title) + len(c.URL)
 	}
-	out := body.appendCanonical(make([]byte, 0, size))
+	out := body.appendCanonical(slices.Grow(buf[:0], size))
 	rc, err := e.sign(route, r, reqHash, out)
 	if err != nil {
 		return rc, nil, err

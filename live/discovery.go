@@ -296,9 +296,13 @@ func (s *Server) constitutionArtifact() ConstitutionArtifact {
 		License: "CC0-1.0", SHA256: sha256Hex(rt.Raw), Artifact: rt.Raw, Fresh: fresh()}
 }
 
+// sha256Hex is the hex SHA-256 of b, with one allocation where
+// hex.EncodeToString makes two (every signed answer hashes twice).
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var buf [2 * sha256.Size]byte
+	hex.Encode(buf[:], sum[:])
+	return string(buf[:])
 }
 
 func (s *Server) identity() Identity {

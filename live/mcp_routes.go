@@ -32,10 +32,24 @@ const mcpBodyLimit = mcp.DefaultMaxBodyBytes
 // and the headers every response carries. They differ from other POST
 // routes in two ways: every refusal is a JSON-RPC error (mcpRefusal), and
 // they are not rate limited: MCP requests are reads, as GET routes are.
+//
+// A definition that only describes the edge (Describe, Documents) needs the
+// routes, not the server: it makes the check of the site's URLs that
+// mcp.New makes and registers the same routes, whose handlers it never
+// runs (TestDescribeAsServed).
 func (d *definition) registerMCP() {
 	s := d.s
-	srv, err := mcp.New(mcpSource{d}, mcp.Options{BaseURL: s.site.BaseURL, APIURL: s.site.APIURL, Version: s.opts.Version,
-		Schemas: d.mcpSchemas(), Logger: s.log, MaxBodyBytes: mcpBodyLimit})
+	opts := mcp.Options{BaseURL: s.site.BaseURL, APIURL: s.site.APIURL, Version: s.opts.Version, Logger: s.log, MaxBodyBytes: mcpBodyLimit}
+	var (
+		srv *mcp.Server
+		err error
+	)
+	if s.describing {
+		err = mcp.CheckOptions(opts)
+	} else {
+		opts.Schemas = d.mcpSchemas()
+		srv, err = mcp.New(mcpSource{d}, opts)
+	}
 	if err != nil {
 		// Only unusable site URLs get here; without the surface, discovery
 		// says so (features.mcp is false).

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -633,5 +634,47 @@ func TestMCPOutputsConformToSchemas(t *testing.T) {
 				t.Errorf("the output does not conform to its schema: %v", err)
 			}
 		})
+	}
+}
+
+// TestDescribeAsServed: the description a build publishes (Describe, which
+// registers the MCP routes without building the MCP server) is the one a
+// server with every optional route defines, byte for byte, and answers the
+// same paths; with site URLs the MCP server refuses, neither has the MCP
+// routes.
+func TestDescribeAsServed(t *testing.T) {
+	evaluation, _ := testEvaluation(t)
+	srv, _ := newAIServer(t, aiSetup{eval: evaluation})
+	d, err := Describe(*srv.site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := srv.define(newApp(nil), false)
+	served, err := json.MarshalIndent(full.proof.OpenAPI(), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(d.OpenAPI, append(served, '\n')) {
+		t.Error("Describe's OpenAPI document is not the served definition's")
+	}
+	if !reflect.DeepEqual(d.Endpoints, full.catalog()) {
+		t.Error("Describe's endpoints are not the served definition's")
+	}
+	for _, e := range d.Endpoints {
+		if !d.Answers(e.Path) || !full.serves(e.Path) {
+			t.Errorf("%s %s: Describe answers %v, the server %v", e.Method, e.Path, d.Answers(e.Path), full.serves(e.Path))
+		}
+	}
+
+	site := *testSite()
+	site.BaseURL = "not a url"
+	d, err = Describe(site)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{mcp.Endpoint, mcp.APIEndpoint, mcp.ManifestPath, mcp.ToolsPath} {
+		if d.Answers(path) {
+			t.Errorf("Describe answers %s for a site whose URL the MCP server refuses", path)
+		}
 	}
 }

@@ -713,6 +713,32 @@ func TestRouteTableMatchesRouting(t *testing.T) {
 	}
 }
 
+// match answers literal paths from a map: it returns what trying every
+// route in order returns, for every defined path and variants of it.
+func TestRouteTableMapAgreesWithScan(t *testing.T) {
+	srv, _ := newAIServer(t, aiSetup{})
+	table := newRouteTable(srv.define(newApp(nil), false))
+	var paths []string
+	for path := range srv.define(newApp(nil), false).paths() {
+		concrete := strings.NewReplacer("{", "", "}", "").Replace(path)
+		paths = append(paths, path, concrete, strings.ToUpper(concrete), concrete+"/", concrete+"/x", concrete[:len(concrete)-1],
+			"/"+concrete, strings.ReplaceAll(concrete, "/", "//"), "/api/"+strings.Repeat("a", 200))
+	}
+	if len(paths) < 100 {
+		t.Fatalf("only %d paths", len(paths))
+	}
+	for _, p := range paths {
+		trimmed := bytes.TrimRight([]byte(p), "/")
+		var want *tableRoute
+		if len(trimmed) > 0 && trimmed[0] == '/' {
+			want = table.scan(trimmed)
+		}
+		if got := table.match([]byte(p)); got != want {
+			t.Errorf("%s: match %v, scan %v", p, got, want)
+		}
+	}
+}
+
 func TestDescriptionsDocumentThePipeline(t *testing.T) {
 	_, v1, err := Documents(*testSite())
 	if err != nil {

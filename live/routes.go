@@ -146,7 +146,13 @@ func declaredNames(op *huma.Operation, registry huma.Registry) map[string]bool {
 // a path as fiber does: letter case and trailing slashes aside, each
 // {param} one segment.
 type routeTable struct {
-	routes  []tableRoute
+	routes []tableRoute
+	// literal holds, by lower-case path, the route that matches each
+	// literal route's own path; params are the routes with a {param}.
+	// A path equal to a literal route's is answered from the map, any
+	// other from params, in routes' order: as scanning routes would.
+	literal map[string]*tableRoute
+	params  []*tableRoute
 	reading bodyReads
 }
 
@@ -193,6 +199,16 @@ func newRouteTable(d *definition) *routeTable {
 	slices.SortFunc(t.routes, func(a, b tableRoute) int {
 		return strings.Compare(strings.Join(b.segments, "/"), strings.Join(a.segments, "/"))
 	})
+	t.literal = map[string]*tableRoute{}
+	for i := range t.routes {
+		r := &t.routes[i]
+		if slices.Contains(r.segments, "") {
+			t.params = append(t.params, r)
+			continue
+		}
+		path := "/" + strings.Join(r.segments, "/")
+		t.literal[path] = t.scan([]byte(path)) // r, unless a {param} route before it matches too
+	}
 	return t
 }
 
@@ -202,6 +218,31 @@ func (t *routeTable) match(path []byte) *tableRoute {
 	if len(path) == 0 || path[0] != '/' {
 		return nil
 	}
+	var buf [128]byte
+	if len(path) > len(buf) {
+		return t.scan(path)
+	}
+	lower := buf[:len(path)]
+	for i, c := range path {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	if r, ok := t.literal[string(lower)]; ok {
+		return r
+	}
+	for _, r := range t.params {
+		if matchSegments(r.segments, path[1:]) {
+			return r
+		}
+	}
+	return nil
+}
+
+// scan is match by trying every route in order, for a path trimmed as
+// match trims it.
+func (t *routeTable) scan(path []byte) *tableRoute {
 	for i := range t.routes {
 		if matchSegments(t.routes[i].segments, path[1:]) {
 			return &t.routes[i]

@@ -3,7 +3,9 @@
 //
 // It learns from the project corpus's development split
 // (live/eval/testdata/corpus/dev.jsonl) and the exemplars
-// (content/eval/exemplars/) only: never from a held-out set. The decision
+// (content/eval/exemplars/) only: never from a held-out set. The lexicon
+// (content/eval/lexicon.txt: classes of words whose presence, and pairs
+// of them in one sentence, are features too) is copied into the weights. The decision
 // threshold is chosen by cross-validation on the dev split: the lowest
 // whose out-of-fold false-positive rate on its benign texts is at most
 // -target-fpr. Training is deterministic, so running it again on the same

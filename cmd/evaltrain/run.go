@@ -33,7 +33,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	var cfg config
-	fs.StringVar(&cfg.content, "content", "content", "the content `folder` holding eval/exemplars/")
+	fs.StringVar(&cfg.content, "content", "content", "the content `folder` holding eval/exemplars/ and eval/lexicon.txt")
 	fs.StringVar(&cfg.corpus, "corpus", "live/eval/testdata/corpus", "the project's corpus `folder` (its dev.jsonl is read)")
 	fs.StringVar(&cfg.out, "out", "", "where to write the weights (default CONTENT/"+eval.LexicalFile+")")
 	fs.BoolVar(&cfg.check, "check", false, "do not write: exit 1 if the weights file differs from what training makes")
@@ -72,7 +72,11 @@ func train(cfg config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, rep, err := quality.TrainLexical(dev, exemplars, quality.DefaultTrainConfig)
+	tc := quality.DefaultTrainConfig
+	if tc.Options.Lexicon, err = quality.LoadLexicon(os.DirFS(cfg.content)); err != nil {
+		return err
+	}
+	m, rep, err := quality.TrainLexical(dev, exemplars, tc)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/proofsite/proofsite/cmd"
 	"github.com/proofsite/proofsite/ledger"
@@ -105,14 +106,29 @@ func liveSite(s *content.Site) *live.Site {
 // publishes no trust document and an explorer without rows (and says so on
 // stdout): ai.json then lists only the Bridge keys pinned in site.yaml.
 func renderOptions(env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
-	site := live.Site{Charter: *ch}
-	desc, err := live.Describe(site)
+	// The live edge is described and the gate demo run while the chain is
+	// read and verified: a build waits for both before it renders.
+	var (
+		desc    live.Description
+		demo    []byte
+		liveErr error
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() {
+		if desc, liveErr = live.Describe(live.Site{Charter: *ch}); liveErr != nil {
+			return
+		}
+		if demo, liveErr = chain.Demo(ch, content.ConfigFile); liveErr != nil {
+			liveErr = fmt.Errorf("gate demo: %w", liveErr)
+		}
+	})
+	published, err := publishedChain(env, ch, dataDir)
+	wg.Wait()
+	if liveErr != nil {
+		return render.Options{}, liveErr
+	}
 	if err != nil {
 		return render.Options{}, err
-	}
-	demo, err := chain.Demo(ch, content.ConfigFile)
-	if err != nil {
-		return render.Options{}, fmt.Errorf("gate demo: %w", err)
 	}
 	opts := render.Options{Artifacts: []render.Artifact{
 		{Path: "openapi.json", Data: desc.OpenAPI, Title: "OpenAPI description", Description: "the proof surface and gate discovery (OpenAPI 3.1)"},
@@ -127,6 +143,17 @@ func renderOptions(env *environment, ch *charter.Charter, dataDir string) (rende
 			opts.Endpoints = append(opts.Endpoints, render.Endpoint{Method: e.Method, Path: e.Path, Summary: e.Summary, OnAPI: e.OnAPI})
 		}
 	}
+	opts.Artifacts = append(opts.Artifacts, published.Artifacts...)
+	opts.Ledger, opts.BrowserVerifier, opts.Keys = published.Ledger, published.BrowserVerifier, published.Keys
+	return opts, nil
+}
+
+// publishedChain is the part of the render options that comes from the
+// chain in dataDir: its trust document and the browser's verifier as
+// artifacts, the verified chain for the explorer, and the published keys
+// (only the Bridge keys pinned in site.yaml when dataDir holds no chain).
+func publishedChain(env *environment, ch *charter.Charter, dataDir string) (render.Options, error) {
+	var opts render.Options
 	trust, raw, err := chain.PublishedTrust(dataDir)
 	keys := trust.Keys
 	switch {

@@ -168,7 +168,14 @@ const (
 	baseURLProblem = "base_url must be an absolute http(s) URL without credentials"
 )
 
-var envName = regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,127}$`)
+// envNamePattern is an environment variable's name; validEnvName bounds its
+// length (a bounded repetition, {0,127}, compiles to as many states at the
+// start of every program).
+var envNamePattern = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`)
+
+// validEnvName reports whether s is an environment variable's name of at
+// most 128 bytes.
+func validEnvName(s string) bool { return len(s) <= 128 && envNamePattern.MatchString(s) }
 
 // Problems reports everything wrong with the ai section, each at its path.
 func (a AI) Problems() []Problem {
@@ -213,7 +220,7 @@ func (a AI) Problems() []Problem {
 		if v.Model == "" || v.KeyEnv == "" {
 			bad("$.ai.voice.provider", "an openai voice needs model and key_env")
 		}
-		if v.KeyEnv != "" && !envName.MatchString(v.KeyEnv) {
+		if v.KeyEnv != "" && !validEnvName(v.KeyEnv) {
 			bad("$.ai.voice.key_env", keyEnvProblem)
 		}
 		if v.BaseURL != "" && !validBaseURL(v.BaseURL) {
@@ -233,7 +240,7 @@ func providerProblems(bad func(path, format string, args ...any), at, what strin
 	if timeout < 0 || time.Duration(timeout) > MaxAITimeout {
 		bad(at+".timeout", "timeout %s is outside 0..%s", timeout, MaxAITimeout)
 	}
-	if keyEnv != "" && !envName.MatchString(keyEnv) {
+	if keyEnv != "" && !validEnvName(keyEnv) {
 		bad(at+".key_env", keyEnvProblem)
 	}
 	if baseURL != "" && !validBaseURL(baseURL) {

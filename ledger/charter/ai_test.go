@@ -1,6 +1,7 @@
 package charter
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -77,5 +78,20 @@ func TestAIKeyEnvs(t *testing.T) {
 		Voice: AIVoice{KeyEnv: "TTS_KEY"}, Judge: AIJudge{KeyEnv: "JUDGE_KEY"}}
 	if got := strings.Join(a.KeyEnvs(), ","); got != "ANTHROPIC_API_KEY,JUDGE_KEY,OPENAI_API_KEY,TTS_KEY" {
 		t.Errorf("KeyEnvs = %s", got)
+	}
+}
+
+// TestValidEnvName checks validEnvName against the bounded pattern it
+// stands for, at and around its length bound.
+func TestValidEnvName(t *testing.T) {
+	rule := regexp.MustCompile(`^[A-Z_][A-Z0-9_]{0,127}$`)
+	inputs := []string{"", "A", "_", "1A", "a", "A B", "AÉ", "ANTHROPIC_API_KEY"}
+	for n := range 135 {
+		inputs = append(inputs, "K"+strings.Repeat("9", n), "_"+strings.Repeat("A", n)+"-")
+	}
+	for _, in := range inputs {
+		if got, want := validEnvName(in), rule.MatchString(in); got != want {
+			t.Errorf("validEnvName(%q) (%d bytes) = %v, want %v", in, len(in), got, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -335,4 +336,30 @@ func FuzzDecodeAuthorization(f *testing.F) {
 			t.Fatalf("decoded value re-encodes to\n%s\nnot\n%s", got, want)
 		}
 	})
+}
+
+// TestBoundedPatterns checks the patterns against the bounded repetitions
+// they stand for, at and around every length bound.
+func TestBoundedPatterns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		got  boundedPattern
+		want *regexp.Regexp
+		head string // a first character the pattern accepts
+		tail string // a following character it accepts
+	}{
+		{"id", idPattern, regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`), "a", ":"},
+		{"action", actionPattern, regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`), "A", "_"},
+		{"scope", scopePattern, regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}$`), "a", "/"},
+	} {
+		inputs := []string{"", tc.head, "-" + tc.head, tc.head + " ", tc.head + "é", "é"}
+		for n := range 300 {
+			inputs = append(inputs, tc.head+strings.Repeat(tc.tail, n), tc.head+strings.Repeat(tc.tail, n)+"!")
+		}
+		for _, in := range inputs {
+			if got, want := tc.got.MatchString(in), tc.want.MatchString(in); got != want {
+				t.Errorf("%s: %q (%d bytes): got %v, want %v", tc.name, in, len(in), got, want)
+			}
+		}
+	}
 }

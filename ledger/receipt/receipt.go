@@ -166,29 +166,47 @@ func validKeyID(s string) bool {
 // maxModel bounds the model member, in characters.
 const maxModel = 200
 
-// check validates the form of every member.
+// check validates the form of every member, in documentation order.
 func (r Receipt) check() error {
-	for _, c := range []struct {
-		field, value string
-		ok           bool
-	}{
-		{"receipt_id", r.ReceiptID, isHex(r.ReceiptID, 32)},
-		{"route", r.Route, validRoute(r.Route)},
-		{"node", r.Node, validNode(r.Node)},
-		{"provider", r.Provider, form(r.Provider, 1, 32, provByte)},
-		{"model", r.Model, validModel(r.Model)},
-		{"request_sha256", r.RequestSHA256, isHex(r.RequestSHA256, 64)},
-		{"response_sha256", r.ResponseSHA256, isHex(r.ResponseSHA256, 64)},
-		{"issued_at", r.IssuedAt, validTime(r.IssuedAt)},
-		{"key_id", r.KeyID, validKeyID(r.KeyID)},
-		{"signature", r.Signature, isHex(r.Signature, 128)},
-	} {
-		if !c.ok {
-			return fail(c.field, ErrMalformed, "not in the documented form")
-		}
+	if !isHex(r.ReceiptID, 32) {
+		return malformed("receipt_id")
+	}
+	if err := r.checkStated(); err != nil {
+		return err
+	}
+	switch {
+	case !validTime(r.IssuedAt):
+		return malformed("issued_at")
+	case !validKeyID(r.KeyID):
+		return malformed("key_id")
+	case !isHex(r.Signature, 128):
+		return malformed("signature")
 	}
 	return nil
 }
+
+// checkStated validates the form of the members an issuer states
+// (Fields), in documentation order. Issue checks these and key_id: it
+// builds receipt_id, issued_at and signature itself, in their form.
+func (r Receipt) checkStated() error {
+	switch {
+	case !validRoute(r.Route):
+		return malformed("route")
+	case !validNode(r.Node):
+		return malformed("node")
+	case !form(r.Provider, 1, 32, provByte):
+		return malformed("provider")
+	case !validModel(r.Model):
+		return malformed("model")
+	case !isHex(r.RequestSHA256, 64):
+		return malformed("request_sha256")
+	case !isHex(r.ResponseSHA256, 64):
+		return malformed("response_sha256")
+	}
+	return nil
+}
+
+func malformed(field string) error { return fail(field, ErrMalformed, "not in the documented form") }
 
 func validModel(s string) bool {
 	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > maxModel {
@@ -315,12 +333,15 @@ func Issue(f Fields, key ledger.PrivateKey, now time.Time, rnd io.Reader) (Recei
 		return Receipt{}, fmt.Errorf("receipt: issue: receipt id: %w", err)
 	}
 	r := Receipt{
-		ReceiptID: hex.EncodeToString(id[:]), Route: f.Route, Node: f.Node, Provider: f.Provider, Model: f.Model,
+		ReceiptID: hexString(id[:]), Route: f.Route, Node: f.Node, Provider: f.Provider, Model: f.Model,
 		RequestSHA256: f.RequestSHA256, ResponseSHA256: f.ResponseSHA256,
 		IssuedAt: now.UTC().Format(TimeLayout), KeyID: string(key.ID()),
-		Signature: hex.EncodeToString(make([]byte, 64)), // placeholder, checked for form below
 	}
-	if err := r.check(); err != nil {
+	err := r.checkStated()
+	if err == nil && !validKeyID(r.KeyID) {
+		err = malformed("key_id") // a zero key
+	}
+	if err != nil {
 		return Receipt{}, fmt.Errorf("receipt: issue: %w", err)
 	}
 	payload, err := r.Payload()
@@ -328,8 +349,17 @@ func Issue(f Fields, key ledger.PrivateKey, now time.Time, rnd io.Reader) (Recei
 		return Receipt{}, fmt.Errorf("receipt: issue: %w", err)
 	}
 	sig := key.Sign(payload)
-	r.Signature = hex.EncodeToString(sig[:])
+	r.Signature = hexString(sig[:])
 	return r, nil
+}
+
+// hexString is hex.EncodeToString with one allocation instead of two, for
+// at most 64 bytes (a receipt is issued on every answer).
+func hexString(b []byte) string {
+	var buf [128]byte
+	dst := buf[:hex.EncodedLen(len(b))]
+	hex.Encode(dst, b)
+	return string(dst)
 }
 
 // HashJSON returns the hex SHA-256 of the RFC 8785 canonical form of a JSON

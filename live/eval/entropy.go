@@ -125,10 +125,17 @@ func windowEntropy(text string) (maxH float64, high int) {
 	return round3(maxH), high
 }
 
-// flaters reuses deflate compressors, which are large to allocate.
+// flater is a deflate compressor, which is large to allocate, and a
+// buffer for the bytes it reads (it takes no string).
+type flater struct {
+	w   *flate.Writer
+	buf []byte
+}
+
+// flaters reuses flaters.
 var flaters = sync.Pool{New: func() any {
 	w, _ := flate.NewWriter(io.Discard, flate.BestSpeed)
-	return w
+	return &flater{w: w}
 }}
 
 // counter counts the bytes written to it.
@@ -142,11 +149,14 @@ func compressionRatio(text string) float64 {
 		return 1
 	}
 	var n counter
-	w := flaters.Get().(*flate.Writer)
-	w.Reset(&n)
-	io.WriteString(w, text)
-	w.Close()
-	flaters.Put(w)
+	f := flaters.Get().(*flater)
+	f.w.Reset(&n)
+	f.buf = append(f.buf[:0], text...)
+	f.w.Write(f.buf)
+	f.w.Close()
+	if cap(f.buf) <= 64<<10 { // a buffer grown by a long text is left to the collector
+		flaters.Put(f)
+	}
 	return float64(n) / float64(len(text))
 }
 

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -55,21 +56,33 @@ func whereFound(ev *Evidence) string {
 // explain completes every flag's explanation with where it was found and
 // the article it offends, and writes the summary.
 func (e *Evaluator) explain(r *Report) {
+	var b strings.Builder
 	for i := range r.Flags {
 		f := &r.Flags[i]
 		f.ArticleTitle = e.opts.Articles[f.Article]
-		article := fmt.Sprintf("Article %d", f.Article)
-		if f.ArticleTitle != "" {
-			article += " (" + f.ArticleTitle + ")"
-		}
-		where := ""
+		b.Reset()
+		b.WriteString(strings.TrimSpace(f.Explanation))
 		if f.Source == SourcePrecheck {
-			where = " " + whereFound(f.Evidence)
-		} else if f.Evidence != nil {
-			where = fmt.Sprintf(" The lexical model gives a passage of %d bytes (%s view, at byte %d) a probability of %.2f of being one.",
-				f.Evidence.Length, f.Evidence.View, f.Evidence.Offset, f.Evidence.Probability)
+			b.WriteString(" ")
+			b.WriteString(whereFound(f.Evidence))
+		} else if ev := f.Evidence; ev != nil {
+			b.WriteString(" The lexical model gives a passage of ")
+			b.WriteString(strconv.Itoa(ev.Length))
+			b.WriteString(" bytes (")
+			b.WriteString(string(ev.View))
+			b.WriteString(" view, at byte ")
+			b.WriteString(strconv.Itoa(ev.Offset))
+			b.WriteString(") a probability of ")
+			b.WriteString(strconv.FormatFloat(ev.Probability, 'f', 2, 64))
+			b.WriteString(" of being one.")
 		}
-		f.Explanation = fmt.Sprintf("%s%s See constitution %s.", strings.TrimSpace(f.Explanation), where, article)
+		b.WriteString(" See constitution Article ")
+		b.WriteString(strconv.Itoa(f.Article))
+		if f.ArticleTitle != "" {
+			b.WriteString(" (" + f.ArticleTitle + ")")
+		}
+		b.WriteString(".")
+		f.Explanation = b.String()
 	}
 	r.Explanation = summarise(r, &e.opts.Policy)
 }
@@ -90,7 +103,9 @@ func summarise(r *Report, p *Policy) string {
 		b.WriteString(" No pattern matched and the text does not resemble the known attacks.")
 	}
 	for _, f := range r.Flags {
-		fmt.Fprintf(&b, " %s %s (%s, %s).", f.ID, f.Title, categoryWords(f.Category), f.Severity)
+		for _, part := range [...]string{" ", f.ID, " ", f.Title, " (", categoryWords(f.Category), ", ", string(f.Severity), ")."} {
+			b.WriteString(part)
+		}
 	}
 	if n := len(r.Entropy.Anomalies); n > 0 {
 		fmt.Fprintf(&b, " Structure: %s.", strings.ReplaceAll(strings.Join(r.Entropy.Anomalies, ", "), "_", " "))

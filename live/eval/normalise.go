@@ -144,22 +144,22 @@ type normaliser struct {
 
 // build fills the views and the report for text.
 func (n *normaliser) build(text string) []view {
-	n.views = append(n.views, newView(ViewText, 0, text))
+	n.push(newView(ViewText, 0, text))
 	normalised, tags := n.normalise(text)
 	if normalised != text {
 		n.rep.Changed = true
-		n.views = append(n.views, newView(ViewNormalised, 0, normalised))
+		n.push(newView(ViewNormalised, 0, normalised))
 	}
 	base := n.views[len(n.views)-1]
 	if leet, changed := n.deleet(base.lower); leet != "" {
 		v := newView(ViewLeet, 0, leet)
 		v.regions = regions(leet, changed)
-		n.views = append(n.views, v)
+		n.push(v)
 	}
 	if spaced, changed := unspace(base.lower); spaced != "" {
 		v := newView(ViewSpaced, 0, spaced)
 		v.regions = regions(spaced, changed)
-		n.views = append(n.views, v)
+		n.push(v)
 	}
 	if tags != "" {
 		n.add(ViewTags, 1, tags, nil)
@@ -170,6 +170,15 @@ func (n *normaliser) build(text string) []view {
 		n.rep.Views[i] = ViewInfo{Kind: v.kind, Depth: v.depth, Bytes: len(v.text)}
 	}
 	return n.views
+}
+
+// push appends v to the views, reusing the digit-run buffer of the view
+// of an earlier text it replaces.
+func (n *normaliser) push(v view) {
+	if k := len(n.views); k < cap(n.views) {
+		v.runs = n.views[:k+1][k].runs[:0]
+	}
+	n.views = append(n.views, v)
 }
 
 // newView makes a view and its lowered twin.
@@ -190,7 +199,7 @@ func (n *normaliser) add(kind ViewKind, depth int, decoded string, changed [][2]
 	if changed != nil && text == decoded { // offsets still hold
 		v.regions = regions(text, changed)
 	}
-	n.views = append(n.views, v)
+	n.push(v)
 	if depth < n.lim.MaxDecodeDepth {
 		n.decode(v, depth+1)
 	} else if hasEncodedRun(v.text) {
@@ -210,12 +219,12 @@ func (n *normaliser) decode(v view, depth int) {
 		} else {
 			decoded = decodeBase64(run)
 		}
-		if textual(decoded) && !n.add(kind, depth, string(decoded), nil) {
+		if text := string(decoded); textual(text) && !n.add(kind, depth, text, nil) {
 			return
 		}
 	}
 	if strings.Count(v.text, "%") >= 3 {
-		if u, changed := percentDecode(v.text); changed != nil && textual([]byte(u)) && !n.add(ViewURL, depth, u, changed) {
+		if u, changed := percentDecode(v.text); changed != nil && textual(u) && !n.add(ViewURL, depth, u, changed) {
 			return
 		}
 	}
@@ -321,11 +330,18 @@ func lowerASCII(s string) string {
 	if i == len(s) {
 		return s
 	}
-	b := []byte(s)
-	for ; i < len(b); i++ {
-		if c := b[i]; c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
+	var b strings.Builder
+	b.Grow(len(s))
+	for from := 0; ; {
+		b.WriteString(s[from:i]) // s[i] is an upper-case letter
+		b.WriteByte(s[i] + 'a' - 'A')
+		from, i = i+1, i+1
+		for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+			i++
+		}
+		if i == len(s) {
+			b.WriteString(s[from:])
+			return b.String()
 		}
 	}
-	return string(b)
 }

@@ -26,13 +26,15 @@ type compiled struct {
 // branch is one top-level alternative of a pattern's regex.
 type branch struct {
 	re        *regexp.Regexp
-	wordStart bool    // the branch started with \b, which match checks itself
-	group     bool    // the branch has a capture group; validators read the first that took part
-	filter    *pfNode // prefilter; literals indexed in precheck.literals
+	wordStart bool     // the branch started with \b, which match checks itself
+	group     bool     // the branch has a capture group; validators read the first that took part
+	filter    *pfNode  // prefilter; literals indexed in precheck.literals
+	check     []pfStep // filter laid out for holds
 	// anchors are sets of literals (indices) every match contains one of;
 	// windows are cut around the occurrences of the set that occurs least.
 	// nil scans the whole view.
 	anchors [][]int
+	id      int // the branch's number in the precheck (precheck.leadOf, scan.live)
 	// leads, when every match starts with one of a few literals, are those
 	// literals' indices: the branch is then tried only where one of them
 	// occurs, by at, the branch anchored at the start of its input. nil
@@ -70,6 +72,10 @@ type precheck struct {
 	// (secrets, personal data) only: the input as sent is read with it
 	// when there is a normalised view, which the other patterns read.
 	raw *literalSet
+	// leadOf[l] are the branches whose lead set holds literal l;
+	// nbranches is how many branches there are.
+	leadOf    [][]int32
+	nbranches int
 }
 
 // compilePatterns checks and compiles every pattern; it reports every
@@ -151,6 +157,17 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	}
 	pc.set.keep(keep)
 	pc.raw = pc.subset(func(c *compiled) bool { return !c.charViews }, keep)
+	pc.leadOf = make([][]int32, len(pc.literals))
+	for i := range pc.patterns {
+		for j := range pc.patterns[i].branches {
+			b := &pc.patterns[i].branches[j]
+			b.id = pc.nbranches
+			pc.nbranches++
+			for _, l := range b.leads {
+				pc.leadOf[l] = append(pc.leadOf[l], int32(b.id))
+			}
+		}
+	}
 	return pc, nil
 }
 
@@ -349,6 +366,7 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 func (pc *precheck) finish(d branchDraft) branch {
 	b := d.branch
 	b.filter = pc.intern(d.filter)
+	b.check = layOut(b.filter, nil)
 	for _, k := range d.leadKeys {
 		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
 	}
@@ -429,12 +447,17 @@ type scan struct {
 	counts []int32      // per literal: its occurrences in the current view
 	occ    []occurrence // where the lead literals occur in the current view, in text order
 	// positions are occ's offsets by literal: literal l's are
-	// positions[start[l]:start[l+1]] (sortOccurrences).
+	// positions[start[l]:start[l]+counts[l]] (sortOccurrences).
 	positions []int32
 	start     []int32
 	fill      []int32
 	windows   [][2]int
-	runs      wordRuns
+	// wordStarts are where the current view's word runs start (runStart),
+	// once wordsRead.
+	wordStarts []int32
+	wordsRead  bool
+	// live[b] says one of branch b's lead literals occurs in the view.
+	live []bool
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -521,7 +544,7 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 	}
 	for i := range c.branches {
 		b := &c.branches[i]
-		if b.leads != nil && !s.anyOccurs(b.leads) || !pc.holds(b.filter, s) {
+		if b.leads != nil && !s.live[b.id] || !holds(b.check, 0, s.counts) {
 			continue
 		}
 		text := v.lower
@@ -637,6 +660,7 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
 	s.occ = s.occ[:0]
+	s.wordsRead = false
 	if v.regions == nil {
 		s.occ = set.scan(v.lower, 0, s.counts, s.occ)
 	}
@@ -644,16 +668,13 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 		s.occ = set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
 	}
 	s.sortOccurrences(len(pc.literals))
-}
-
-// anyOccurs reports whether one of the literals occurs in the view.
-func (s *scan) anyOccurs(lits []int) bool {
-	for _, l := range lits {
-		if s.counts[l] > 0 {
-			return true
+	s.live = resize(s.live, pc.nbranches)
+	clear(s.live)
+	for _, o := range s.occ { // every lead literal keeps its positions
+		for _, b := range pc.leadOf[o.lit] {
+			s.live[b] = true
 		}
 	}
-	return false
 }
 
 // followed reports whether each of the follow sets has a literal that
@@ -688,33 +709,38 @@ func (s *scan) followed(follows [][]int, words []int, text string, at int) bool 
 // and '_', as \w reads them) of text[at:] starts, or the end of at's
 // window (leadSpan bytes) when there are fewer in it: a string that
 // starts at at and holds no more than n-1 runs ends there at the latest.
-// The runs found are kept for the next call at the same place.
+// text is the current view's text or its lowered twin, whose runs are the
+// same: they are found once per view (wordStarts).
 func (s *scan) runStart(text string, at, n int) int {
-	r := &s.runs
-	if r.at != at || r.text != text {
-		*r = wordRuns{text: text, at: at, next: at, starts: r.starts[:0]}
+	if !s.wordsRead {
+		s.wordStarts = wordStarts(text, s.wordStarts[:0])
+		s.wordsRead = true
 	}
 	end := min(len(text), at+leadSpan)
-	for len(r.starts) < n && r.next < end {
-		w := isWordByte(text[r.next])
-		if w && !r.in {
-			r.starts = append(r.starts, r.next)
+	if isWordByte(text[at]) { // text[at:] starts with a run, whether or not text does there
+		if n == 1 {
+			return at
 		}
-		r.in = w
-		r.next++
+		n--
 	}
-	if n <= len(r.starts) {
-		return r.starts[n-1]
+	j, _ := slices.BinarySearch(s.wordStarts, int32(at+1))
+	if j += n - 1; j < len(s.wordStarts) && int(s.wordStarts[j]) < end {
+		return int(s.wordStarts[j])
 	}
 	return end
 }
 
-// wordRuns are where the word runs after a lead start, as far as read.
-type wordRuns struct {
-	text     string
-	at, next int  // where the runs are counted from; where reading stopped
-	in       bool // text[next-1] is a word byte, next > at
-	starts   []int
+// wordStarts appends to starts where each run of word bytes of text starts.
+func wordStarts(text string, starts []int32) []int32 {
+	in := false
+	for i := 0; i < len(text); i++ {
+		w := isWordByte(text[i])
+		if w && !in {
+			starts = append(starts, int32(i))
+		}
+		in = w
+	}
+	return starts
 }
 
 // sameSet reports whether a and b hold the same indices.
@@ -733,28 +759,36 @@ func sameSet(a, b []int) bool {
 // occurrences returns where literal l (one the set keeps positions of)
 // occurs in the current view.
 func (s *scan) occurrences(l int) []int32 {
-	return s.positions[s.start[l]:s.start[l+1]]
+	n := s.counts[l]
+	if n == 0 {
+		return nil
+	}
+	return s.positions[s.start[l] : s.start[l]+n]
 }
 
 // sortOccurrences buckets the view's occurrences by literal (a counting
-// sort that keeps text order within a literal), for occurrences.
+// sort that keeps text order within a literal), for occurrences. A kept
+// literal's count is its number of occurrences, so only the buckets of
+// the literals that occur are laid out: start[l] is set, and read, only
+// for them.
 func (s *scan) sortOccurrences(nlits int) {
-	s.start = resize(s.start, nlits+1)
-	clear(s.start)
+	s.start = resize(s.start, nlits)
+	s.fill = resize(s.fill, nlits)
 	for _, o := range s.occ {
-		s.start[o.lit+1]++
+		s.start[o.lit] = -1
 	}
-	for i := 1; i <= nlits; i++ {
-		s.start[i] += s.start[i-1]
+	next := int32(0)
+	for _, o := range s.occ {
+		if s.start[o.lit] < 0 {
+			s.start[o.lit], s.fill[o.lit] = next, next
+			next += s.counts[o.lit]
+		}
 	}
 	s.positions = resize(s.positions, len(s.occ))
-	fill := s.fill[:0]
-	fill = append(fill, s.start[:nlits]...)
 	for _, o := range s.occ {
-		s.positions[fill[o.lit]] = o.at
-		fill[o.lit]++
+		s.positions[s.fill[o.lit]] = o.at
+		s.fill[o.lit]++
 	}
-	s.fill = fill
 }
 
 // clip cuts sorted windows down to their overlap with sorted regions, in
@@ -818,25 +852,46 @@ func (s *scan) digitWindows(v *view, min int) [][2]int {
 	return s.windows
 }
 
-// holds evaluates a prefilter tree on the view's literals.
-func (pc *precheck) holds(n *pfNode, s *scan) bool {
+// pfStep is a prefilter node laid out in preorder: its subtree ends
+// before end; a literal's index is lit.
+type pfStep struct {
+	op  pfOp
+	lit int32
+	end int32
+}
+
+// layOut appends n's subtree to steps, in preorder.
+func layOut(n *pfNode, steps []pfStep) []pfStep {
+	at := len(steps)
+	steps = append(steps, pfStep{op: n.op, lit: int32(n.idx)})
+	for _, sub := range n.subs {
+		steps = layOut(sub, steps)
+	}
+	steps[at].end = int32(len(steps))
+	return steps
+}
+
+// holds evaluates the prefilter laid out in steps from step i on the
+// view's literal counts.
+func holds(steps []pfStep, i int, counts []int32) bool {
+	n := steps[i]
 	switch n.op {
 	case pfLit:
-		return s.counts[n.idx] > 0
-	case pfAnd:
-		for _, sub := range n.subs {
-			if !pc.holds(sub, s) {
-				return false
+		return counts[n.lit] > 0
+	case pfAnd, pfOr:
+		want := n.op == pfOr // the answer a sub gives that settles the node
+		for j := i + 1; j < int(n.end); j = int(steps[j].end) {
+			var ok bool
+			if sub := steps[j]; sub.op == pfLit {
+				ok = counts[sub.lit] > 0
+			} else {
+				ok = holds(steps, j, counts)
+			}
+			if ok == want {
+				return want
 			}
 		}
-		return true
-	case pfOr:
-		for _, sub := range n.subs {
-			if pc.holds(sub, s) {
-				return true
-			}
-		}
-		return false
+		return !want
 	}
 	return true
 }

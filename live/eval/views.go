@@ -131,8 +131,10 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	if strong == 0 {
 		return "", nil
 	}
-	b := []byte(lower)
+	var b strings.Builder
+	b.Grow(len(lower))
 	var changed [][2]int
+	done := 0 // lower[:done] is written
 	for _, t := range toks {
 		ownRight := t.leets < 0
 		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0) {
@@ -140,13 +142,18 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 		}
 		n.rep.LeetTokens++
 		changed = append(changed, [2]int{t.start, t.end})
+		b.WriteString(lower[done:t.start])
 		for k := t.start; k < t.end; k++ {
-			if l := leet[b[k]]; l != 0 {
-				b[k] = l
+			c := lower[k]
+			if l := leet[c]; l != 0 {
+				c = l
 			}
+			b.WriteByte(c)
 		}
+		done = t.end
 	}
-	return string(b), changed
+	b.WriteString(lower[done:])
+	return b.String(), changed
 }
 
 func isLowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
@@ -158,8 +165,9 @@ func unspace(lower string) (string, [][2]int) {
 	if s, ok := unspaceAll(lower); ok {
 		return s, nil // the whole text changed
 	}
-	var b []byte
+	var b strings.Builder
 	var changed [][2]int
+	done := 0 // lower[:done] is written
 	for i := 0; i < len(lower); {
 		if isLowerLetter(lower[i]) && (i == 0 || !isLowerLetter(lower[i-1])) {
 			j, count, sep := i, 1, byte(0)
@@ -171,27 +179,27 @@ func unspace(lower string) (string, [][2]int) {
 				count++
 			}
 			if count >= 4 {
-				if b == nil {
-					b = append(make([]byte, 0, len(lower)), lower[:i]...)
+				if changed == nil {
+					b.Grow(len(lower))
 				}
-				from := len(b)
+				b.WriteString(lower[done:i])
+				from := b.Len()
 				for k := i; k <= j; k += 2 {
-					b = append(b, lower[k])
+					b.WriteByte(lower[k])
 				}
-				changed = append(changed, [2]int{from, len(b)})
+				changed = append(changed, [2]int{from, b.Len()})
 				i = j + 1
+				done = i
 				continue
 			}
-		}
-		if b != nil {
-			b = append(b, lower[i])
 		}
 		i++
 	}
 	if len(changed) == 0 {
 		return "", nil
 	}
-	return string(b), changed
+	b.WriteString(lower[done:])
+	return b.String(), changed
 }
 
 // unspaceAll handles a text written wholly one character at a time
@@ -343,12 +351,12 @@ func decodeBase64(run string) []byte {
 
 // textual reports whether decoded bytes read as text: valid UTF-8, mostly
 // printable, mostly letters and spaces.
-func textual(b []byte) bool {
-	if len(b) < 6 || !utf8.Valid(b) {
+func textual(s string) bool {
+	if len(s) < 6 || !utf8.ValidString(s) {
 		return false
 	}
 	var runes, printable, letters int
-	for _, r := range string(b) {
+	for _, r := range s {
 		runes++
 		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
 			printable++
@@ -364,30 +372,30 @@ func textual(b []byte) bool {
 // returns the decoded text and the spans of it that decoding produced
 // (nil when there was nothing to decode).
 func percentDecode(s string) (string, [][2]int) {
-	var b []byte
+	var b strings.Builder
 	var changed [][2]int
+	done := 0 // s[:done] is written
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) && isHexChar(s[i+1]) && isHexChar(s[i+2]) {
-			if b == nil {
-				b = append(make([]byte, 0, len(s)), s[:i]...)
+			if changed == nil {
+				b.Grow(len(s))
 			}
-			if n := len(changed); n > 0 && changed[n-1][1] == len(b) {
+			b.WriteString(s[done:i])
+			if n := len(changed); n > 0 && changed[n-1][1] == b.Len() {
 				changed[n-1][1]++
 			} else {
-				changed = append(changed, [2]int{len(b), len(b) + 1})
+				changed = append(changed, [2]int{b.Len(), b.Len() + 1})
 			}
-			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			b.WriteByte(unhex(s[i+1])<<4 | unhex(s[i+2]))
 			i += 2
-			continue
-		}
-		if b != nil {
-			b = append(b, s[i])
+			done = i + 1
 		}
 	}
-	if b == nil {
+	if changed == nil {
 		return "", nil
 	}
-	return string(b), changed
+	b.WriteString(s[done:])
+	return b.String(), changed
 }
 
 func unhex(c byte) byte {

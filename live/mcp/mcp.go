@@ -163,6 +163,14 @@ func New(src Source, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// CheckOptions reports the error New returns for opts' site URLs, without
+// building a server: for a description of the routes a server would
+// answer.
+func CheckOptions(opts Options) error {
+	_, err := newGuard(opts)
+	return err
+}
+
 // Tools returns the tool definitions as tools/list answers them. They must
 // not be modified.
 func (s *Server) Tools() []*sdk.Tool { return s.tools }

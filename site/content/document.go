@@ -226,9 +226,13 @@ func parseDocument(file string, src []byte) (*Page, []*Error) {
 // reports false when a document that needs a summary has none.
 func (p *Page) summarise() bool {
 	var more string
-	if loc := moreDivider.FindIndex(p.Body); loc != nil {
-		more = mdtext.Words(plainText(p.Body[:loc[0]]), summaryWords)
-		p.Body = slices.Concat(p.Body[:loc[0]], p.Body[loc[1]:]) // the line stays, empty, so lines still count right
+	// Most bodies hold no comment, and the divider's pattern is slow to
+	// rule out over a whole body.
+	if bytes.Contains(p.Body, []byte("<!--")) {
+		if loc := moreDivider.FindIndex(p.Body); loc != nil {
+			more = mdtext.Words(plainText(p.Body[:loc[0]]), summaryWords)
+			p.Body = slices.Concat(p.Body[:loc[0]], p.Body[loc[1]:]) // the line stays, empty, so lines still count right
+		}
 	}
 	switch {
 	case p.Summary != "":

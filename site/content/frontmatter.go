@@ -87,6 +87,14 @@ func splitDelimited(file string, rest, delim, alt []byte) (fm, body []byte, body
 }
 
 func parseYAMLFront(file string, src []byte) (*frontBlock, *Error) {
+	if fb, ok := simpleYAMLFront(file, src); ok {
+		return fb, nil
+	}
+	return parseYAML(file, src)
+}
+
+// parseYAML is parseYAMLFront with the YAML parser.
+func parseYAML(file string, src []byte) (*frontBlock, *Error) {
 	const offset = 1 // the opening "---"
 	fb := &frontBlock{file: file, lang: "YAML", fields: map[string]frontField{}, start: offset + 1}
 	root, err := parser.ParseBytes(src, 0)

@@ -82,7 +82,8 @@ type parsedFile struct {
 	// load decides it without reading every page again.
 	visibility pageVisibility
 
-	// Parsed on first use by assemble, which alone knows a file's role.
+	// Parsed on first use by assemble, which alone knows a file's role
+	// (site.yaml's is known: parse reads it as the charter).
 	sum        *[32]byte
 	charter    *charter.Charter
 	configDoc  *yamlDoc
@@ -245,6 +246,11 @@ func (l *Loader) walk(dir string) ([]string, error) {
 
 // read reads and parses paths on every core.
 func (l *Loader) read(ctx context.Context, paths []string) error {
+	// site.yaml first: it takes longest to parse (parse, below), and so
+	// no core is left parsing it alone at the end.
+	if i := slices.Index(paths, ConfigFile); i > 0 {
+		paths = slices.Concat([]string{ConfigFile}, paths[:i], paths[i+1:])
+	}
 	results := make([]*parsedFile, len(paths))
 	errs := make([]error, len(paths))
 	var next sync.Mutex
@@ -309,6 +315,8 @@ func (l *Loader) parse(p string) (*parsedFile, error) {
 		if f.page != nil {
 			f.visibility = pageVisibility{draft: f.page.Draft, publish: f.page.PublishDate, expiry: f.page.ExpiryDate}
 		}
+	case p == ConfigFile:
+		f.asCharter() // here, on every core, rather than in assemble
 	case strings.HasPrefix(p, recordsDir):
 		f.record, f.errs = parseRecord(p, raw)
 	}

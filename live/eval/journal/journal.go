@@ -110,14 +110,14 @@ func (j *Journal) replay(path string) error {
 
 // Record appends one record (eval.Recorder).
 func (j *Journal) Record(_ context.Context, rec eval.Record) error {
+	data, err := json.Marshal(rec) // before the lock, which concurrent requests wait for
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
 		return errors.New("journal: closed")
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
 	}
 	if _, err := j.f.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("journal: %w", err)

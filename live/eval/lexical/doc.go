@@ -1,8 +1,12 @@
 // Package lexical is a small learned text classifier: multinomial
-// logistic regression over words, pairs of consecutive words and word
-// prefixes (a crude stem). The evaluator (live/eval) uses it as its offline AI scan; the
-// weights are data (content/eval/lexical.tsv), trained by cmd/evaltrain
-// on the project's development split and exemplars only.
+// logistic regression over words, pairs of consecutive words, word
+// prefixes (a crude stem) and, with a Lexicon, the classes of words a
+// segment holds and every pair of them (a request frame with a weapon), so
+// that what is learned from one word of a class carries to the others. The
+// evaluator (live/eval) uses it as its offline AI scan; the weights are
+// data (content/eval/lexical.tsv, which keeps the lexicon too), trained
+// by cmd/evaltrain on the project's development split, exemplars and
+// lexicon (content/eval/lexicon.txt) only.
 //
 // Features are read off a "squashed" text: ASCII letters lowered, letters
 // and digits kept, every other run of bytes one space. A text is cut into

@@ -54,17 +54,20 @@ func hashOf(kind byte, b []byte) uint64 {
 	return h
 }
 
-// sink receives the features of a segment.
+// sink receives the features of a segment. For a word feature it returns
+// the lexicon classes of the word (or two), 0 when it has none.
 type sink interface {
-	add(h uint64, kind byte, b []byte)
+	add(h uint64, kind byte, b []byte) uint32
 }
 
 // walk hands s every feature of a squashed segment (which starts and ends
 // with a space): each word, each pair of consecutive words (with the
-// space between), and the prefix of each word longer than prefixLen. It
+// space between), the prefix of each word longer than prefixLen, and,
+// with a lexicon, the classes its words matched and their pairs. It
 // returns how many there were.
-func walk[S sink](sq []byte, s S) int {
+func walk[S sink](sq []byte, s S, lx *Lexicon) int {
 	n := 0
+	var bits uint32
 	prev := -1 // start of the previous word
 	for i := 1; i < len(sq); {
 		j := i
@@ -72,19 +75,22 @@ func walk[S sink](sq []byte, s S) int {
 			j++
 		}
 		if j > i {
-			s.add(hashOf(kindWord, sq[i:j]), kindWord, sq[i:j])
+			bits |= s.add(hashOf(kindWord, sq[i:j]), kindWord, sq[i:j])
 			n++
 			if j-i > prefixLen {
 				s.add(hashOf(kindPrefix, sq[i:i+prefixLen]), kindPrefix, sq[i:i+prefixLen])
 				n++
 			}
 			if prev >= 0 {
-				s.add(hashOf(kindWord, sq[prev:j]), kindWord, sq[prev:j])
+				bits |= s.add(hashOf(kindWord, sq[prev:j]), kindWord, sq[prev:j])
 				n++
 			}
 			prev = i
 		}
 		i = j + 1
+	}
+	if bits != 0 && lx != nil {
+		n += emit(lx, bits, s)
 	}
 	return n
 }

@@ -83,6 +83,9 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate feature", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nw\t\"a\"\t1\nw\t\"a\"\t2\n"},
 		{"unknown line", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nz\t\"a\"\t1\n"},
 		{"no threshold", Format + "\nclasses\tbenign\tx\nbias\t0\n"},
+		{"unquoted lexicon entry", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nlexicon\tweapon\tbomb\n"},
+		{"lexicon entry of three words", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nlexicon\tweapon\t\"pipe bomb kit\"\n"},
+		{"lexicon class twice", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nlexicon\ta\t\"b\"\nlexicon\ta\t\"c\"\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 )
 
 // Format is the first line of a weights file.
-const Format = "lexical\tv1"
+const Format = "lexical\tv2"
 
 // MaxClasses bounds the classes of a model, the benign class included.
 const MaxClasses = 8
@@ -39,11 +39,18 @@ type Model struct {
 	// Note is free text kept in the file's header (how it was trained).
 	Note string
 
-	bias     []float64 // per attack class
-	feats    []feature
-	weights  []float32 // feats[i]'s weights are weights[i*(k-1) : (i+1)*(k-1)]
-	keys     []uint64  // open addressing: the hash of a feature, 0 for empty
-	rows     []int32   // the feature's index for keys[i]
+	// Lexicon, when set, adds class and pair features (see Lexicon).
+	Lexicon *Lexicon
+
+	bias    []float64 // per attack class
+	feats   []feature
+	weights []float32 // feats[i]'s weights are weights[i*(k-1) : (i+1)*(k-1)]
+	// open addressing over the features and the lexicon's entries: keys[i]
+	// is the hash of one (0 for empty), rows[i] the feature's index (-1 for
+	// an entry without weights) and bits[i] the entry's lexicon classes
+	keys     []uint64
+	rows     []int32
+	bits     []uint32
 	mask     uint64
 	scratchs sync.Pool
 }
@@ -63,23 +70,41 @@ func (m *Model) Features() int { return len(m.feats) }
 
 // index builds the hash table.
 func (m *Model) index() error {
+	var entries map[string]uint32
+	if m.Lexicon != nil {
+		entries = m.Lexicon.entries
+	}
 	size := 1
-	for size < 2*len(m.feats)+2 {
+	for size < 2*(len(m.feats)+len(entries))+2 {
 		size <<= 1
 	}
 	m.keys = make([]uint64, size)
 	m.rows = make([]int32, size)
+	m.bits = make([]uint32, size)
 	m.mask = uint64(size - 1)
-	for i, f := range m.feats {
-		h := nonzero(f.hash)
+	// slot returns h's slot and whether it was taken.
+	slot := func(h uint64) (uint64, bool) {
 		at := h & m.mask
-		for m.keys[at] != 0 {
-			if m.keys[at] == h {
-				return fmt.Errorf("%w: feature %c %q is listed twice (or its hash collides)", ErrFormat, f.kind, f.text)
-			}
+		for m.keys[at] != 0 && m.keys[at] != h {
 			at = (at + 1) & m.mask
 		}
+		return at, m.keys[at] == h
+	}
+	for i, f := range m.feats {
+		h := nonzero(f.hash)
+		at, taken := slot(h)
+		if taken {
+			return fmt.Errorf("%w: feature %c %q is listed twice (or its hash collides)", ErrFormat, f.kind, f.text)
+		}
 		m.keys[at], m.rows[at] = h, int32(i)
+	}
+	for e, bits := range entries {
+		h := nonzero(hashOf(kindWord, []byte(e)))
+		at, taken := slot(h)
+		if !taken {
+			m.keys[at], m.rows[at] = h, -1
+		}
+		m.bits[at] = bits
 	}
 	return nil
 }
@@ -92,15 +117,16 @@ func nonzero(h uint64) uint64 {
 	return h
 }
 
-// row returns the feature index of hash h, or -1.
-func (m *Model) row(h uint64) int32 {
+// row returns the feature index of hash h, or -1, and its lexicon
+// classes.
+func (m *Model) row(h uint64) (int32, uint32) {
 	h = nonzero(h)
 	for at := h & m.mask; ; at = (at + 1) & m.mask {
 		switch m.keys[at] {
 		case h:
-			return m.rows[at]
+			return m.rows[at], m.bits[at]
 		case 0:
-			return -1
+			return -1, 0
 		}
 	}
 }
@@ -115,6 +141,8 @@ func Parse(r io.Reader) (*Model, error) {
 	}
 	n := 0
 	var notes []string
+	var lexClasses []string
+	var lexEntries [][]string
 	for sc.Scan() {
 		n++
 		line := sc.Text()
@@ -153,7 +181,20 @@ func Parse(r io.Reader) (*Model, error) {
 				return nil, bad(n, "bias: %v", err)
 			}
 			m.bias = b
-		case "w", "p":
+		case "lexicon":
+			if len(fields) < 2 {
+				return nil, bad(n, "a lexicon line without its class")
+			}
+			var entries []string
+			for _, q := range fields[2:] {
+				e, err := strconv.Unquote(q)
+				if err != nil {
+					return nil, bad(n, "lexicon entry: %v", err)
+				}
+				entries = append(entries, e)
+			}
+			lexClasses, lexEntries = append(lexClasses, fields[1]), append(lexEntries, entries)
+		case "w", "p", "c", "x":
 			if m.bias == nil || len(fields) < 2 {
 				return nil, bad(n, "a feature line before classes and bias, or without its text")
 			}
@@ -181,6 +222,13 @@ func Parse(r io.Reader) (*Model, error) {
 		return nil, fmt.Errorf("%w: needs classes, threshold and bias", ErrFormat)
 	}
 	m.Note = strings.Join(notes, "\n")
+	if lexClasses != nil {
+		lx, err := NewLexicon(lexClasses, lexEntries)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrFormat, err)
+		}
+		m.Lexicon = lx
+	}
 	if err := m.index(); err != nil {
 		return nil, err
 	}
@@ -204,9 +252,11 @@ func floats(fields []string, k int) ([]float64, error) {
 }
 
 // WriteTo writes the model as text: the Format line, the note as "# "
-// lines, then "classes", "threshold" and "bias" lines, then one line per
-// feature: its kind (w for a word or two, p for a prefix), its text quoted as
-// in Go, and its weight for each attack class, tab-separated.
+// lines, then "classes", "threshold" and "bias" lines, the lexicon's
+// lines (see Lexicon.lines), then one line per feature: its kind (w for a
+// word or two, p for a prefix, c for a lexicon class, x for a pair of
+// them), its text quoted as in Go, and its weight for each attack class,
+// tab-separated.
 func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	bw := bufio.NewWriter(w)
 	cw := &countWriter{w: bw}
@@ -221,6 +271,11 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 		fmt.Fprintf(cw, "\t%s", num(b))
 	}
 	fmt.Fprintln(cw)
+	if m.Lexicon != nil {
+		for _, l := range m.Lexicon.lines() {
+			fmt.Fprintln(cw, l)
+		}
+	}
 	k := m.attackClasses()
 	for i, f := range m.feats {
 		fmt.Fprintf(cw, "%c\t%s", f.kind, strconv.Quote(f.text))
@@ -293,13 +348,15 @@ type accumulator struct {
 	sum []float64
 }
 
-func (a *accumulator) add(h uint64, _ byte, _ []byte) {
-	if r := a.m.row(h); r >= 0 {
+func (a *accumulator) add(h uint64, _ byte, _ []byte) uint32 {
+	r, bits := a.m.row(h)
+	if r >= 0 {
 		k := len(a.sum)
 		for c, w := range a.m.weights[int(r)*k : (int(r)+1)*k] {
 			a.sum[c] += float64(w)
 		}
 	}
+	return bits
 }
 
 // Scan scores every window of text and returns the best.
@@ -319,7 +376,7 @@ func (m *Model) Scan(text string) Result {
 	for i, seg := range s.segs {
 		s.buf = squash(s.buf[:0], text[seg[0]:seg[1]])
 		s.acc.sum = s.sums[i*k : (i+1)*k]
-		s.counts[i] = walk(s.buf, &s.acc)
+		s.counts[i] = walk(s.buf, &s.acc, m.Lexicon)
 	}
 	var r Result
 	var logits, sums [MaxClasses]float64
@@ -408,6 +465,8 @@ func Diff(a, b *Model, tol float64) string {
 		return fmt.Sprintf("threshold %v and %v", a.Threshold, b.Threshold)
 	case a.Note != b.Note:
 		return fmt.Sprintf("note %q and %q", a.Note, b.Note)
+	case !a.Lexicon.equal(b.Lexicon):
+		return "different lexicons"
 	case len(a.feats) != len(b.feats):
 		return fmt.Sprintf("%d and %d features", len(a.feats), len(b.feats))
 	}

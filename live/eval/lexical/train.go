@@ -30,6 +30,9 @@ type Options struct {
 	Threshold float64
 	// Note is copied into the model's header.
 	Note string
+	// Lexicon, when set, adds its class and pair features and is kept in
+	// the model.
+	Lexicon *Lexicon
 }
 
 func (o *Options) fill() error {
@@ -56,6 +59,7 @@ var ErrNoExamples = errors.New("lexical: train: no examples")
 
 // vocab collects the features of the training texts.
 type vocab struct {
+	lx    *Lexicon
 	index map[uint64]int32
 	feats []feature
 	df    []int
@@ -64,7 +68,7 @@ type vocab struct {
 	total int
 }
 
-func (v *vocab) add(h uint64, kind byte, b []byte) {
+func (v *vocab) add(h uint64, kind byte, b []byte) uint32 {
 	v.total++
 	i, ok := v.index[h]
 	if !ok {
@@ -74,6 +78,10 @@ func (v *vocab) add(h uint64, kind byte, b []byte) {
 		v.df = append(v.df, 0)
 	}
 	v.seen[i]++
+	if v.lx == nil || kind != kindWord {
+		return 0
+	}
+	return v.lx.entries[string(b)]
 }
 
 // sparse is one example's vector: feature indices and values.
@@ -85,8 +93,8 @@ type sparse struct {
 // vectors reads every example: the vocabulary, and each example's counts
 // over the square root of its feature total (the whole-text window of
 // Scan).
-func vectors(examples []Example) (*vocab, []sparse) {
-	v := &vocab{index: map[uint64]int32{}}
+func vectors(examples []Example, lx *Lexicon) (*vocab, []sparse) {
+	v := &vocab{index: map[uint64]int32{}, lx: lx}
 	out := make([]sparse, len(examples))
 	var buf []byte
 	var segs [][2]int
@@ -95,7 +103,7 @@ func vectors(examples []Example) (*vocab, []sparse) {
 		segs = segments(e.Text, maxSegments, segs[:0])
 		for _, s := range segs {
 			buf = squash(buf[:0], e.Text[s[0]:s[1]])
-			walk(buf, v)
+			walk(buf, v, lx)
 		}
 		keys := make([]int32, 0, len(v.seen))
 		for i := range v.seen {
@@ -129,7 +137,7 @@ func Train(examples []Example, o Options) (*Model, error) {
 			return nil, fmt.Errorf("lexical: train: an example has class %d or weight %g", e.Class, e.Weight)
 		}
 	}
-	v, xs := vectors(examples)
+	v, xs := vectors(examples, o.Lexicon)
 	// Keep the features seen in at least MinDF texts, renumbered.
 	keep := make([]int32, len(v.feats))
 	var feats []feature
@@ -163,7 +171,7 @@ func Train(examples []Example, o Options) (*Model, error) {
 	}
 	theta := lbfgs(p, make([]float64, p.nf*k+k), o.MaxIter)
 
-	m := &Model{Classes: slices.Clone(o.Classes), Threshold: o.Threshold, Note: o.Note}
+	m := &Model{Classes: slices.Clone(o.Classes), Threshold: o.Threshold, Note: o.Note, Lexicon: o.Lexicon}
 	for c := range k {
 		m.bias = append(m.bias, round4(theta[p.nf*k+c]))
 	}

@@ -21,7 +21,7 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/, r4/, r5/), each dealt to the splits by a random stream of
+// rounds (more/, r3/, r4/, r5/, r6/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
@@ -34,5 +34,10 @@
 // frames: everyday instructions in many domains, maths word problems,
 // short chat turns, sentences that use trigger words ("ignore",
 // "override", "uncensored") harmlessly, and safety, history, fiction and
-// policy look-alikes.
+// policy look-alikes. Round 6 added harmful requests whose harm is in the
+// object rather than in a fixed phrase, in many wordings and in a plain,
+// abstract register ("develop a method for", "outline a scheme"), the same
+// number of hard negatives built on the same objects and frames (safety,
+// law, history, medicine, security defence, idiom), and ordinary requests
+// in those frames.
 package quality

@@ -1,7 +1,9 @@
 package quality
 
 import (
+	"bytes"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 
@@ -15,12 +17,30 @@ import (
 var LexicalClasses = []string{"benign", string(eval.PromptInjection), string(eval.Jailbreak),
 	string(eval.Exfiltration), string(eval.HarmfulContent), string(eval.GovernanceClaims)}
 
+// LexiconFile is the source of the lexical model's lexicon (see
+// lexical.Lexicon) in a content directory. cmd/evaltrain reads it; the
+// trained model keeps it, so the evaluator does not.
+const LexiconFile = "eval/lexicon.txt"
+
+// LoadLexicon reads LexiconFile from a content directory.
+func LoadLexicon(fsys fs.FS) (*lexical.Lexicon, error) {
+	raw, err := fs.ReadFile(fsys, LexiconFile)
+	if err != nil {
+		return nil, fmt.Errorf("quality: %w", err)
+	}
+	lx, err := lexical.ParseLexicon(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("quality: %s: %w", LexiconFile, err)
+	}
+	return lx, nil
+}
+
 // DefaultTrainConfig is how cmd/evaltrain trains the committed model.
 var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.01}
 
 // TrainConfig configures TrainLexical.
 type TrainConfig struct {
-	Options   lexical.Options // Classes is set by TrainLexical
+	Options   lexical.Options // Classes is set by TrainLexical; cmd/evaltrain sets Lexicon (LoadLexicon)
 	Folds     int             // cross-validation folds over the dev split; default 5
 	Seed      uint64          // deals the folds
 	TargetFPR float64         // the threshold is the lowest whose out-of-fold FPR is at most this; default 0.01
@@ -109,7 +129,7 @@ func TrainLexical(dev []Sample, exemplars []eval.Exemplar, cfg TrainConfig) (*le
 		return nil, CVReport{}, err
 	}
 	rep := chooseThreshold(ex, owner, oof, cfg.TargetFPR)
-	note := fmt.Sprintf("trained by cmd/evaltrain on the dev split and content/eval/exemplars; threshold %.4f from %d-fold cross-validation (out-of-fold FPR %.3f, recall %.3f)",
+	note := fmt.Sprintf("trained by cmd/evaltrain on the dev split, content/eval/exemplars and content/eval/lexicon.txt; threshold %.4f from %d-fold cross-validation (out-of-fold FPR %.3f, recall %.3f)",
 		rep.Threshold, cfg.Folds, rep.FPR, rep.Recall)
 	m, err := FinalLexical(dev, exemplars, cfg, rep.Threshold, note)
 	if err != nil {

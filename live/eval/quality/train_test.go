@@ -40,11 +40,15 @@ func TestLexicalWeightsUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := DefaultTrainConfig
+	if cfg.Options.Lexicon, err = LoadLexicon(os.DirFS("../../../content")); err != nil {
+		t.Fatal(err)
+	}
 	var trained *lexical.Model
 	if raceEnabled {
-		trained, err = FinalLexical(dev, exemplars, DefaultTrainConfig, committed.Threshold, committed.Note)
+		trained, err = FinalLexical(dev, exemplars, cfg, committed.Threshold, committed.Note)
 	} else {
-		trained, _, err = TrainLexical(dev, exemplars, DefaultTrainConfig)
+		trained, _, err = TrainLexical(dev, exemplars, cfg)
 	}
 	if err != nil {
 		t.Fatal(err)
