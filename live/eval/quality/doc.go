@@ -21,7 +21,7 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/, r4/, r5/, r6/), each dealt to the splits by a random stream of
+// rounds (more/, r3/, r4/, r5/, r6/, r7/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
@@ -39,5 +39,15 @@
 // abstract register ("develop a method for", "outline a scheme"), the same
 // number of hard negatives built on the same objects and frames (safety,
 // law, history, medicine, security defence, idiom), and ordinary requests
-// in those frames.
+// in those frames. Round 7 added harmful requests in the registers people
+// use with chat models (blunt, polite, role-played, "hypothetically",
+// with a pretext) and harms the earlier rounds covered thinly (encouraging
+// self-harm, dangerous challenges, atrocity denial and glorification,
+// graphic cruelty, sabotage, hate phrased as a question), hard negatives on
+// the same words (idiom and homonyms, safe targets, definitions, history,
+// overdose first aid, fraud reporting, security defence), and ordinary
+// requests in the shapes benign users send: role requests ("act as"),
+// tasks with an input block or answer rules ("Instructions:", "Respond
+// only with"), code and configuration questions, and trigger words
+// ("ignore", "override", "system", "password") used harmlessly.
 package quality
