@@ -1,10 +1,12 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -137,4 +139,75 @@ func mustHex(s string) []byte {
 		panic(err)
 	}
 	return b
+}
+
+// TestSignIsStdlibSign holds PrivateKey.Sign (curve25519-voi) to
+// crypto/ed25519.Sign, byte for byte, over random keys and messages of
+// lengths around SHA-512's block boundaries, and checks each signature
+// with crypto/ed25519.Verify.
+func TestSignIsStdlibSign(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	lengths := []int{0, 1, 63, 64, 111, 112, 127, 128, 129, 255, 256, 1000, 4096}
+	for i := range 300 {
+		var seed [ed25519.SeedSize]byte
+		for j := range seed {
+			seed[j] = byte(rnd.Uint32())
+		}
+		msg := make([]byte, lengths[i%len(lengths)]+rnd.IntN(3))
+		for j := range msg {
+			msg[j] = byte(rnd.Uint32())
+		}
+		signsAsStdlib(t, seed[:], msg)
+	}
+}
+
+// FuzzSign: for any seed and message, PrivateKey.Sign is
+// crypto/ed25519.Sign.
+func FuzzSign(f *testing.F) {
+	f.Add(make([]byte, ed25519.SeedSize), []byte{})
+	f.Add([]byte("a seed of exactly thirty-two by."), []byte(`{"route":"/api/chat"}`))
+	f.Fuzz(func(t *testing.T, seed, msg []byte) {
+		if len(seed) != ed25519.SeedSize {
+			return
+		}
+		signsAsStdlib(t, seed, msg)
+	})
+}
+
+// signsAsStdlib fails t unless the key of seed signs msg as crypto/ed25519
+// does, with a signature crypto/ed25519 verifies.
+func signsAsStdlib(t *testing.T, seed, msg []byte) {
+	t.Helper()
+	k, err := NewPrivateKeyFromSeed(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ed25519.Sign(ed25519.NewKeyFromSeed(seed), msg)
+	got := k.Sign(msg)
+	if !bytes.Equal(got[:], want) {
+		t.Fatalf("seed %x, message %x: signature %x, crypto/ed25519 signs %x", seed, msg, got, want)
+	}
+	if !ed25519.Verify(k.Public().Bytes(), msg, got[:]) {
+		t.Fatalf("seed %x, message %x: crypto/ed25519 does not verify the signature", seed, msg)
+	}
+}
+
+// BenchmarkSign compares PrivateKey.Sign with crypto/ed25519.Sign on a
+// receipt-sized message (run with -count to interleave them).
+func BenchmarkSign(b *testing.B) {
+	k := seededKey(b, "writer")
+	std := k.Ed25519()
+	msg := bytes.Repeat([]byte("x"), 400)
+	b.Run("impl=stdlib", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			ed25519.Sign(std, msg)
+		}
+	})
+	b.Run("impl=ledger", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			k.Sign(msg)
+		}
+	})
 }

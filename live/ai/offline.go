@@ -176,6 +176,10 @@ func (o *Offline) Complete(ctx context.Context, req Request) (Completion, error)
 	return Completion{Text: text, Provider: KindOffline, Model: OfflineModel, Citations: cites}, nil
 }
 
+// Instant marks the responder as answering in process, without waiting on
+// anything: a Node gives its Complete no timeout.
+func (o *Offline) Instant() {}
+
 // memoryRef names a town's memory in citations.
 const memoryRef = "Town memory"
 

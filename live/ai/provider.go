@@ -105,6 +105,15 @@ type Provider interface {
 	Stream(ctx context.Context, req Request, delta func(string) error) (Completion, error)
 }
 
+// instant is a Provider whose Complete answers in process without waiting
+// on anything (no network, no subprocess, no lock held across calls): the
+// offline responder and test doubles that answer at once. A Node gives
+// such a call no timeout; a timeout could never fire.
+type instant interface {
+	Provider
+	Instant()
+}
+
 // CheckText validates a message, topic or question: at most
 // MaxTextRunes characters (see CheckTextMax).
 func CheckText(s string) (string, error) { return CheckTextMax(s, MaxTextRunes) }

@@ -48,6 +48,7 @@ type Node struct {
 	system    string
 	timeout   time.Duration
 	maxTokens int
+	instant   bool // provider is an instant one: its Complete gets no timer
 }
 
 // NodeInfo describes how a node answers.
@@ -133,6 +134,7 @@ func NewRegistry(cfg Config, opts Options) (*Registry, error) {
 		if p, ok := opts.Providers[rn.Designation]; ok {
 			n.provider = p
 		}
+		_, n.instant = n.provider.(instant)
 		r.nodes = append(r.nodes, n)
 	}
 	if j := cfg.Judge; j.Provider != "" {
@@ -237,7 +239,7 @@ func (n *Node) ReplyWith(ctx context.Context, message string, b Briefing) (Reply
 			return Reply{}, err
 		}
 	}
-	return n.call(ctx, message, b, func(ctx context.Context, req Request) (Completion, error) {
+	return n.call(ctx, message, b, !n.instant, func(ctx context.Context, req Request) (Completion, error) {
 		return n.provider.Complete(ctx, req)
 	})
 }
@@ -245,18 +247,25 @@ func (n *Node) ReplyWith(ctx context.Context, message string, b Briefing) (Reply
 // Stream is Reply, passing each piece of the reply to delta as it
 // arrives. If delta fails, Stream stops and returns its error.
 func (n *Node) Stream(ctx context.Context, message string, delta func(string) error) (Reply, error) {
-	return n.call(ctx, message, Briefing{}, func(ctx context.Context, req Request) (Completion, error) {
+	return n.call(ctx, message, Briefing{}, true, func(ctx context.Context, req Request) (Completion, error) {
 		return n.provider.Stream(ctx, req, delta)
 	})
 }
 
-func (n *Node) call(ctx context.Context, message string, b Briefing, do func(context.Context, Request) (Completion, error)) (Reply, error) {
+// call asks the provider through do, with the node's timeout when timed
+// (always, but for an instant provider's Complete: arming and stopping a
+// timer that can never fire costs more than the offline answer's
+// bookkeeping, and a stream writes to a client that may be slow).
+func (n *Node) call(ctx context.Context, message string, b Briefing, timed bool, do func(context.Context, Request) (Completion, error)) (Reply, error) {
 	message, err := CheckText(message)
 	if err != nil {
 		return Reply{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, n.timeout)
-	defer cancel()
+	if timed {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, n.timeout)
+		defer cancel()
+	}
 	c, err := do(ctx, Request{System: n.system, Message: message, Briefing: b, MaxTokens: n.maxTokens})
 	if err != nil {
 		var pe *ProviderError

@@ -7,6 +7,7 @@ import (
 	"github.com/proofsite/proofsite/ledger/charter"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -302,5 +303,63 @@ func TestConfigFromSiteYAML(t *testing.T) {
 		if i.Provider != wantProvider {
 			t.Errorf("%s answers through %s, want %s", i.Designation, i.Provider, wantProvider)
 		}
+	}
+}
+
+// deadlines is a Provider that records whether each call's context has a
+// deadline; instantDeadlines is the same provider, marked instant.
+type deadlines struct {
+	mu  sync.Mutex
+	got []bool
+}
+
+func (d *deadlines) record(ctx context.Context) (ai.Completion, error) {
+	_, ok := ctx.Deadline()
+	d.mu.Lock()
+	d.got = append(d.got, ok)
+	d.mu.Unlock()
+	return ai.Completion{Text: "ok", Provider: aitest.Provider, Model: aitest.Model}, nil
+}
+
+func (d *deadlines) Complete(ctx context.Context, _ ai.Request) (ai.Completion, error) {
+	return d.record(ctx)
+}
+
+func (d *deadlines) Stream(ctx context.Context, _ ai.Request, _ func(string) error) (ai.Completion, error) {
+	return d.record(ctx)
+}
+
+type instantDeadlines struct{ deadlines }
+
+func (*instantDeadlines) Instant() {}
+
+// TestInstantProviderHasNoTimer: a node times every call of a provider
+// that may wait (the SDKs, a slow fake), and every stream; only an
+// instant provider's Complete (the offline responder, aitest.Counting)
+// runs without a timer.
+func TestInstantProviderHasNoTimer(t *testing.T) {
+	waits, instant := &deadlines{}, &instantDeadlines{}
+	reg, err := ai.NewRegistry(ai.Config{}, ai.Options{Documents: loadArticles(t),
+		Providers: map[string]ai.Provider{"S1_PLEX": waits, "S2_CASE": instant}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"S1_PLEX", "S2_CASE"} {
+		n, err := reg.Chat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Reply(context.Background(), "Hello?"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := n.Stream(context.Background(), "Hello?", func(string) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []bool{true, true}; !slices.Equal(waits.got, want) {
+		t.Errorf("a provider that may wait: deadlines %v (reply, stream), want %v", waits.got, want)
+	}
+	if want := []bool{false, true}; !slices.Equal(instant.got, want) {
+		t.Errorf("an instant provider: deadlines %v (reply, stream), want %v", instant.got, want)
 	}
 }
