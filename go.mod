@@ -9,7 +9,7 @@ require (
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/dgraph-io/badger/v4 v4.9.6
-	github.com/dlclark/regexp2/v2 v2.2.1
+	github.com/dlclark/regexp2/v2 v2.13.0
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-yaml v1.19.2

@@ -452,9 +452,11 @@ type scan struct {
 	start     []int32
 	fill      []int32
 	windows   [][2]int
-	// wordStarts are where the current view's word runs start (runStart),
+	// wordStarts are where the current view's word runs start, and
+	// wordRank[i] how many of them are at or before byte i (runStart),
 	// once wordsRead.
 	wordStarts []int32
+	wordRank   []int32
 	wordsRead  bool
 	// live[b] says one of branch b's lead literals occurs in the view.
 	live []bool
@@ -713,7 +715,8 @@ func (s *scan) followed(follows [][]int, words []int, text string, at int) bool 
 // same: they are found once per view (wordStarts).
 func (s *scan) runStart(text string, at, n int) int {
 	if !s.wordsRead {
-		s.wordStarts = wordStarts(text, s.wordStarts[:0])
+		s.wordRank = resize(s.wordRank, len(text))
+		s.wordStarts = wordStarts(text, s.wordStarts[:0], s.wordRank)
 		s.wordsRead = true
 	}
 	end := min(len(text), at+leadSpan)
@@ -723,15 +726,16 @@ func (s *scan) runStart(text string, at, n int) int {
 		}
 		n--
 	}
-	j, _ := slices.BinarySearch(s.wordStarts, int32(at+1))
-	if j += n - 1; j < len(s.wordStarts) && int(s.wordStarts[j]) < end {
+	if j := int(s.wordRank[at]) + n - 1; j < len(s.wordStarts) && int(s.wordStarts[j]) < end {
 		return int(s.wordStarts[j])
 	}
 	return end
 }
 
-// wordStarts appends to starts where each run of word bytes of text starts.
-func wordStarts(text string, starts []int32) []int32 {
+// wordStarts appends to starts where each run of word bytes of text
+// starts, and sets rank[i] (len(text) of them) to how many runs start at
+// or before byte i.
+func wordStarts(text string, starts, rank []int32) []int32 {
 	in := false
 	for i := 0; i < len(text); i++ {
 		w := isWordByte(text[i])
@@ -739,6 +743,7 @@ func wordStarts(text string, starts []int32) []int32 {
 			starts = append(starts, int32(i))
 		}
 		in = w
+		rank[i] = int32(len(starts))
 	}
 	return starts
 }
