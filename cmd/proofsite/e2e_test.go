@@ -37,8 +37,22 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// binDirEnv names a folder holding the real proofsite and verify-ledger
+// commands: make test builds them there once for every package's tests.
+// Without it, buildBinaries builds them once per test binary.
+const binDirEnv = "PROOFSITE_TEST_BIN_DIR"
+
 func buildBinaries(t *testing.T) (proofsite, verifier string) {
 	t.Helper()
+	if dir := os.Getenv(binDirEnv); dir != "" {
+		proofsite, verifier = filepath.Join(dir, "proofsite"), filepath.Join(dir, "verify-ledger")
+		for _, bin := range []string{proofsite, verifier} {
+			if _, err := os.Stat(bin); err != nil {
+				t.Fatalf("%s: %v", binDirEnv, err)
+			}
+		}
+		return proofsite, verifier
+	}
 	binaries.once.Do(func() {
 		if binaries.dir, binaries.err = os.MkdirTemp("", "proofsite-e2e-"); binaries.err != nil {
 			return

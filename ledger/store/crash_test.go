@@ -31,7 +31,9 @@ func TestMain(m *testing.M) {
 		clients, _ := strconv.Atoi(os.Getenv(crashClientsEnv))
 		os.Exit(crashChild(dir, max(clients, 1)))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBuiltCommands()
+	os.Exit(code)
 }
 
 // crashChild appends blocks from clients goroutines at once and prints
@@ -83,10 +85,10 @@ func TestCrashSafety(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
 	}
-	t.Run("one client", func(t *testing.T) { crashRounds(t, 1, 20) })
+	t.Run("one client", func(t *testing.T) { t.Parallel(); crashRounds(t, 1, 20) })
 	// Group commit: acknowledged appends of one batch are all synced, and
 	// the chain, its stored Merkle tree and count agree after any kill.
-	t.Run("32 clients", func(t *testing.T) { crashRounds(t, 32, 4) })
+	t.Run("32 clients", func(t *testing.T) { t.Parallel(); crashRounds(t, 32, 4) })
 }
 
 // crashRounds kills a child appending from clients goroutines rounds

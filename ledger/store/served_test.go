@@ -24,13 +24,8 @@ func TestServedTamperIsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binaries")
 	}
-	bin := t.TempDir()
-	proofsite, verifier := filepath.Join(bin, "proofsite"), filepath.Join(bin, "verify-ledger")
-	for pkg, out := range map[string]string{"../../cmd/proofsite": proofsite, "../../cmd/verify-ledger": verifier} {
-		if msg, err := exec.Command("go", "build", "-o", out, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, msg)
-		}
-	}
+	t.Parallel()
+	proofsite, verifier := command(t, "proofsite"), command(t, "verify-ledger")
 	data := filepath.Join(t.TempDir(), "data")
 	if msg, err := exec.Command(proofsite, "ledger", "init", "--data", data, "--content", "../../content").CombinedOutput(); err != nil {
 		t.Fatalf("ledger init: %v\n%s", err, msg)

@@ -380,6 +380,7 @@ func TestTamperStore(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {
+			t.Parallel()
 			s, dir, blocks := newStore(t)
 			cp := ptr(s.Checkpoint())
 			tc.tamper(t, s, blocks)

@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -81,19 +80,6 @@ func loadVectors(t testing.TB) []vector {
 	}
 	return vs
 }
-
-// verifierBinary builds verify-ledger once per test binary.
-var verifierBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "verify-ledger-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "verify-ledger")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/verify-ledger").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build verify-ledger: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // pins reads the trust document a vector names, if any.
 func (v vector) trust(t testing.TB) *ledger.TrustDocument {
@@ -235,10 +221,7 @@ func serveStore(t testing.TB, s *Store) (string, outcome) {
 
 // runVerifier runs the verify-ledger binary with the vector's pins.
 func runVerifier(t testing.TB, v vector, target string) outcome {
-	bin, err := verifierBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := command(t, "verify-ledger")
 	args := []string{"--json"}
 	if v.Args.Genesis != "" {
 		args = append(args, "--genesis", v.Args.Genesis)
