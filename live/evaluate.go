@@ -141,11 +141,11 @@ func (d *definition) registerEval() {
 		Summary: "Analyse a prompt and a model's response (input and output profiles), with a suggested_rewrite_prompt"},
 		PostRoute{MaxBodyBytes: evalBodyBytes},
 		func(ctx context.Context, in *GovernInput) (*reply[GovernResponse], error) {
-			if err := s.evalTurns.wait(ctx); err != nil {
-				return nil, err
+			var g eval.GovernReport
+			var err error
+			if terr := s.evalTurns.run(ctx, func() { g, err = s.opts.Eval.Evaluator.Govern(ctx, in.Body.Prompt, in.Body.Response) }); terr != nil {
+				return nil, terr
 			}
-			g, err := s.opts.Eval.Evaluator.Govern(ctx, in.Body.Prompt, in.Body.Response)
-			s.evalTurns.done()
 			if err != nil {
 				return nil, evalProblem(err)
 			}
@@ -174,11 +174,11 @@ func (d *definition) registerEval() {
 
 // evaluate evaluates a text in its turn (Evaluation.Concurrency).
 func (s *Server) evaluate(ctx context.Context, text string) (*reply[EvaluateResponse], error) {
-	if err := s.evalTurns.wait(ctx); err != nil {
-		return nil, err
+	var r eval.Report
+	var err error
+	if terr := s.evalTurns.run(ctx, func() { r, err = s.opts.Eval.Evaluator.Evaluate(ctx, text) }); terr != nil {
+		return nil, terr
 	}
-	r, err := s.opts.Eval.Evaluator.Evaluate(ctx, text)
-	s.evalTurns.done()
 	if err != nil {
 		return nil, evalProblem(err)
 	}
@@ -188,11 +188,12 @@ func (s *Server) evaluate(ctx context.Context, text string) (*reply[EvaluateResp
 // certify evaluates the pair and signs the certificate body as a preview.
 func (s *Server) certify(ctx context.Context, prompt, response string) (*reply[CertifyResponse], error) {
 	ev := s.opts.Eval
-	if err := s.evalTurns.wait(ctx); err != nil {
-		return nil, err
+	var c eval.Certificate
+	var g eval.GovernReport
+	var err error
+	if terr := s.evalTurns.run(ctx, func() { c, g, err = ev.Evaluator.Certify(ctx, prompt, response) }); terr != nil {
+		return nil, terr
 	}
-	c, g, err := ev.Evaluator.Certify(ctx, prompt, response)
-	s.evalTurns.done()
 	if err != nil {
 		return nil, evalProblem(err)
 	}

@@ -48,6 +48,17 @@ func (t turns) wait(ctx context.Context) error {
 	}
 }
 
+// run runs f in a turn, and gives the turn back even if f panics; f
+// does not run if ctx ends while it waits (wait's problem).
+func (t turns) run(ctx context.Context, f func()) error {
+	if err := t.wait(ctx); err != nil {
+		return err
+	}
+	defer t.done()
+	f()
+	return nil
+}
+
 // done gives a turn back.
 func (t turns) done() {
 	if t != nil {

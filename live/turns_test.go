@@ -59,6 +59,15 @@ func TestTurns(t *testing.T) {
 	if len(tt) != 0 {
 		t.Errorf("%d turns still taken", len(tt))
 	}
+
+	// run gives its turn back even when its work panics
+	func() {
+		defer func() { recover() }()
+		tt.run(t.Context(), func() { panic("the evaluator failed") })
+	}()
+	if len(tt) != 0 {
+		t.Errorf("a panic kept its turn: %d taken", len(tt))
+	}
 }
 
 // With one evaluation at a time, concurrent requests to every evaluation
