@@ -90,13 +90,13 @@ func (f *chatFast) serve(c *fiber.Ctx) error {
 	}
 	r, err := node.Reply(c.UserContext(), string(message))
 	if err != nil {
-		return f.fail(c, f.e.problem(err))
+		return failAsHuma(c, f.e.problem(err))
 	}
 	buf := answerBuffers.Get().(*[]byte)
 	defer answerBuffers.Put(buf)
 	a, err := f.e.chatAnswer(*buf, requested, r, sha256Hex(body)) // the body is its canonical form
 	if err != nil {
-		return f.fail(c, f.e.problem(err))
+		return failAsHuma(c, f.e.problem(err))
 	}
 	*buf = append(a.encoding, '\n') // as huma's format ends a body
 	c.Response().SetBody(*buf)      // a copy, in the response's own pooled buffer
@@ -112,12 +112,7 @@ var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // negotiates JSON, a canonical body whose values the operation's schema
 // accepts, and a requested node that is a chat node. It changes nothing.
 func (f *chatFast) take(c *fiber.Ctx, body []byte) (message []byte, requested string, node *ai.Node, ok bool) {
-	switch accept := c.Request().Header.Peek(fiber.HeaderAccept); string(accept) {
-	case "", "*/*", fiber.MIMEApplicationJSON:
-	default:
-		return nil, "", nil, false
-	}
-	if len(c.Request().URI().QueryString()) > 0 {
+	if !takesJSON(c) {
 		return nil, "", nil, false
 	}
 	message, name, ok := canonicalChatBody(body)
@@ -137,6 +132,18 @@ func (f *chatFast) take(c *fiber.Ctx, body []byte) (message []byte, requested st
 	}
 	node, err := f.e.nodes.Chat(ai.DefaultChatNode) // the public route answers as S2_CASE
 	return message, requested, node, err == nil
+}
+
+// takesJSON reports whether a request has no query string and an Accept
+// header that negotiates JSON (none, */* or application/json): what a fast
+// path answers.
+func takesJSON(c *fiber.Ctx) bool {
+	switch accept := c.Request().Header.Peek(fiber.HeaderAccept); string(accept) {
+	case "", "*/*", fiber.MIMEApplicationJSON:
+	default:
+		return false
+	}
+	return len(c.Request().URI().QueryString()) == 0
 }
 
 // canonicalChatBody returns the values of a chat body in RFC 8785
@@ -178,9 +185,10 @@ func plainString(b []byte) (value, rest []byte, ok bool) {
 	return nil, nil, false
 }
 
-// fail answers err as huma answers a handler's error: a StatusError as it
-// is, anything else as a 500 problem without detail, in problem JSON.
-func (f *chatFast) fail(c *fiber.Ctx, err error) error {
+// failAsHuma answers err as huma answers a handler's error: a StatusError
+// as it is, anything else as a 500 problem without detail, in problem
+// JSON.
+func failAsHuma(c *fiber.Ctx, err error) error {
 	var se huma.StatusError
 	if !errors.As(err, &se) {
 		p := statusProblem(http.StatusInternalServerError, "")

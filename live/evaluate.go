@@ -28,6 +28,12 @@ type Evaluation struct {
 	Records EvalRecords
 	// CertKey signs certification previews.
 	CertKey ledger.PrivateKey
+	// Concurrency bounds the evaluations (evaluate, govern, certify) that
+	// run at once; the others wait their turn in arrival order. 0 means
+	// one per core (runtime.GOMAXPROCS), the right bound for the offline
+	// stages, which only use the CPU; a negative value means no bound,
+	// for an evaluator whose AI scan waits on a judge over the network.
+	Concurrency int
 }
 
 // EvalRecords answers compliance and telemetry from persisted records.
@@ -120,21 +126,26 @@ func (d *definition) registerEval() {
 		return
 	}
 	errs := []int{http.StatusInternalServerError}
+	fastReady := func() {}
+	if s.opts.Eval != nil {
+		fastReady = d.registerEvaluateFast() // before the operation: it answers first (evalfast.go)
+	}
 	Post(d.v1, huma.Operation{OperationID: "evaluate", Path: "/api/v1/evaluate", Tags: v1Tags, Errors: errs,
 		Summary: "Evaluate a text: intake, normalise, 52-pattern precheck, entropy, AI scan, policy, explanation for every flag"},
 		PostRoute{MaxBodyBytes: evalBodyBytes},
 		func(ctx context.Context, in *EvaluateInput) (*reply[EvaluateResponse], error) {
-			r, err := s.opts.Eval.Evaluator.Evaluate(ctx, in.Body.Text)
-			if err != nil {
-				return nil, evalProblem(err)
-			}
-			return &reply[EvaluateResponse]{Body: EvaluateResponse{Report: r, Fresh: fresh()}}, nil
+			return s.evaluate(ctx, in.Body.Text)
 		})
+	fastReady()
 	Post(d.v1, huma.Operation{OperationID: "govern", Path: "/api/v1/govern", Tags: v1Tags, Errors: errs,
 		Summary: "Analyse a prompt and a model's response (input and output profiles), with a suggested_rewrite_prompt"},
 		PostRoute{MaxBodyBytes: evalBodyBytes},
 		func(ctx context.Context, in *GovernInput) (*reply[GovernResponse], error) {
-			g, err := s.opts.Eval.Evaluator.Govern(ctx, in.Body.Prompt, in.Body.Response)
+			var g eval.GovernReport
+			var err error
+			if terr := s.evalTurns.run(ctx, func() { g, err = s.opts.Eval.Evaluator.Govern(ctx, in.Body.Prompt, in.Body.Response) }); terr != nil {
+				return nil, terr
+			}
 			if err != nil {
 				return nil, evalProblem(err)
 			}
@@ -161,10 +172,28 @@ func (d *definition) registerEval() {
 		})
 }
 
+// evaluate evaluates a text in its turn (Evaluation.Concurrency).
+func (s *Server) evaluate(ctx context.Context, text string) (*reply[EvaluateResponse], error) {
+	var r eval.Report
+	var err error
+	if terr := s.evalTurns.run(ctx, func() { r, err = s.opts.Eval.Evaluator.Evaluate(ctx, text) }); terr != nil {
+		return nil, terr
+	}
+	if err != nil {
+		return nil, evalProblem(err)
+	}
+	return &reply[EvaluateResponse]{Body: EvaluateResponse{Report: r, Fresh: fresh()}}, nil
+}
+
 // certify evaluates the pair and signs the certificate body as a preview.
 func (s *Server) certify(ctx context.Context, prompt, response string) (*reply[CertifyResponse], error) {
 	ev := s.opts.Eval
-	c, g, err := ev.Evaluator.Certify(ctx, prompt, response)
+	var c eval.Certificate
+	var g eval.GovernReport
+	var err error
+	if terr := s.evalTurns.run(ctx, func() { c, g, err = ev.Evaluator.Certify(ctx, prompt, response) }); terr != nil {
+		return nil, terr
+	}
 	if err != nil {
 		return nil, evalProblem(err)
 	}

@@ -119,7 +119,11 @@ type Server struct {
 	clientIP *clientIPs
 	limiter  *rateLimiter // shared by both listeners
 	ai       *aiEdge      // nil without Options.AI
-	log      *slog.Logger
+	// evalTurns admits evaluations (Evaluation.Concurrency); nil without
+	// Options.Eval or without a bound.
+	evalTurns turns
+	evalFasts []*evalFast // POST /api/v1/evaluate's fast paths, one a listener
+	log       *slog.Logger
 
 	mu        sync.Mutex
 	closed    bool // Shutdown has begun
@@ -166,6 +170,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, site: opts.Site, chain: opts.Chain, clientIP: ips, limiter: newRateLimiter(), log: log, started: time.Now().UTC()}
 	s.tiles = newTileCache(s.tileDir())
+	if opts.Eval != nil {
+		s.evalTurns = newTurns(opts.Eval.Concurrency)
+	}
 	if opts.AI != nil {
 		if s.ai, err = newAIEdge(opts.AI, log); err != nil {
 			return nil, err

@@ -235,14 +235,18 @@ func (n *normaliser) decode(v view, depth int) {
 
 // plainASCII reports whether s is printable ASCII, tabs and line breaks
 // only, which normalisation leaves as it is.
-func plainASCII(s string) bool {
+func plainASCII(s string) bool { return plainPrefix(s) == len(s) }
+
+// plainPrefix returns the length of the longest prefix of s that is
+// printable ASCII, tabs and line breaks only.
+func plainPrefix(s string) int {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return false
+			return i
 		}
 	}
-	return true
+	return len(s)
 }
 
 // normalise removes invisible, bidirectional and tag characters (counting
@@ -256,8 +260,15 @@ func (n *normaliser) normalise(s string) (out, tags string) {
 	b.Grow(len(s))
 	rtl := hasRTL(s)
 	var prev rune
-	for i, r := range s {
-		next, _ := utf8.DecodeRuneInString(s[i+utf8.RuneLen(r):])
+	for i := 0; i < len(s); {
+		if j := plainPrefix(s[i:]); j > 0 { // what no case below touches, copied as it is
+			b.WriteString(s[i : i+j])
+			i += j
+			prev = rune(s[i-1])
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
 		switch {
 		case r >= 0xE0000 && r <= 0xE007F:
 			n.rep.TagChars++
@@ -272,7 +283,7 @@ func (n *normaliser) normalise(s string) (out, tags string) {
 			}
 		case r == 0xFE0E || r == 0xFE0F || r >= 0xE0100 && r <= 0xE01EF: // variation selectors
 		case r == 0x200C || r == 0x200D: // joiners: legitimate inside emoji and many scripts
-			if isASCIILetter(prev) && isASCIILetter(next) {
+			if next, _ := utf8.DecodeRuneInString(s[i:]); isASCIILetter(prev) && isASCIILetter(next) {
 				n.rep.Invisible++
 			}
 		case isInvisible(r):

@@ -53,6 +53,10 @@ type branch struct {
 	followWords []int
 	// lineStart says a lead must start its line, after white space.
 	lineStart bool
+	// starts, for a branch run on windows whose matches all start with
+	// one of a few literals, are those literals' indices: a window is then
+	// searched only where one of them occurs, by at (findStart).
+	starts []int
 	// gates are further follow sets, of literals as short as two bytes,
 	// with their word bounds (see gates.go).
 	gates     [][]gate
@@ -140,7 +144,7 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	keep := make([]bool, len(pc.literals))
 	for i := range pc.patterns {
 		for _, b := range pc.patterns[i].branches {
-			for _, l := range b.leads {
+			for _, l := range slices.Concat(b.leads, b.starts) {
 				keep[l] = true
 			}
 			for _, set := range b.follows {
@@ -191,7 +195,7 @@ func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 		}
 		for _, b := range c.branches {
 			mark(b.filter)
-			for _, set := range slices.Concat([][]int{b.leads}, b.anchors, b.follows) {
+			for _, set := range slices.Concat([][]int{b.leads, b.starts}, b.anchors, b.follows) {
 				for _, l := range set {
 					used[l] = true
 				}
@@ -273,6 +277,7 @@ type branchDraft struct {
 	branch
 	filter      *pfNode    // literals not yet interned
 	leadKeys    []string   // the lead set's literal keys
+	startKeys   []string   // the start set's literal keys
 	anchorSets  [][]string // anchorsOf(filter)
 	anchorWords []int      // per anchor set, its word bound (wordBounds)
 	gateSets    [][]string // the gates' literal keys
@@ -356,6 +361,12 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 	}
 	if !strongPrefix(d.re) {
 		d.anchorSets = anchorsOf(d.filter)
+		if l, err := leadsOf(src); err == nil && l != nil && !l.lineStart && !p.CaseSensitive {
+			if d.at, err = l.anchored(); err != nil {
+				return branchDraft{}, err
+			}
+			d.startKeys = l.keys
+		}
 	}
 	return d, nil
 }
@@ -369,6 +380,9 @@ func (pc *precheck) finish(d branchDraft) branch {
 	b.check = layOut(b.filter, nil)
 	for _, k := range d.leadKeys {
 		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
+	}
+	for _, k := range d.startKeys {
+		b.starts = append(b.starts, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
 	}
 	for i, set := range d.anchorSets {
 		var idx []int
@@ -460,6 +474,8 @@ type scan struct {
 	wordsRead  bool
 	// live[b] says one of branch b's lead literals occurs in the view.
 	live []bool
+	// startsAt is findStart's buffer.
+	startsAt []int32
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -567,7 +583,7 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 			ws = s.digitWindows(v, c.MinDigits)
 		}
 		for _, w := range ws {
-			if off, n, ok := pc.find(c, b, v, text, w); ok {
+			if off, n, ok := pc.find(c, b, s, v, text, w); ok {
 				return off, n, true
 			}
 		}
@@ -576,9 +592,12 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 }
 
 // find looks for a (validated) match of branch b in text[w[0]:w[1]].
-func (pc *precheck) find(c *compiled, b *branch, v *view, text string, w [2]int) (offset, length int, ok bool) {
+func (pc *precheck) find(c *compiled, b *branch, s *scan, v *view, text string, w [2]int) (offset, length int, ok bool) {
 	win := text[w[0]:w[1]]
 	if c.validate == nil && !b.wordStart {
+		if b.starts != nil && !insideWord(text, w[0]) && !insideWord(text, w[1]) {
+			return s.findStart(b, text, w)
+		}
 		loc := b.re.FindStringIndex(win)
 		if loc == nil {
 			return 0, 0, false
@@ -615,6 +634,37 @@ func (pc *precheck) find(c *compiled, b *branch, v *view, text string, w [2]int)
 		}
 	}
 	return 0, 0, false
+}
+
+// findStart finds the first match of branch b in text[w[0]:w[1]], as
+// the branch's expression would there, trying its anchored expression
+// where one of its start literals occurs in the window, in text order.
+// The window must neither start nor end inside a word, so that a start
+// literal's word marks read the same in the window as in the view.
+func (s *scan) findStart(b *branch, text string, w [2]int) (offset, length int, ok bool) {
+	s.startsAt = s.startsAt[:0]
+	for _, l := range b.starts {
+		pos := s.occurrences(l)
+		j, _ := slices.BinarySearch(pos, int32(w[0]))
+		for ; j < len(pos) && int(pos[j]) < w[1]; j++ {
+			s.startsAt = append(s.startsAt, pos[j])
+		}
+	}
+	slices.Sort(s.startsAt)
+	for i, at := range s.startsAt {
+		if i > 0 && at == s.startsAt[i-1] {
+			continue
+		}
+		if loc := b.at.FindStringIndex(text[at:w[1]]); loc != nil {
+			return int(at), loc[1], true
+		}
+	}
+	return 0, 0, false
+}
+
+// insideWord reports whether offset i of text is between two word bytes.
+func insideWord(text string, i int) bool {
+	return i > 0 && i < len(text) && isWordByte(text[i-1]) && isWordByte(text[i])
 }
 
 // findLead tries branch b where one of its lead literals occurs (within

@@ -3,8 +3,10 @@ package eval
 import (
 	"bufio"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -138,4 +140,65 @@ func TestFollowWordBoundsHold(t *testing.T) {
 		t.Fatal("no anchored match was checked")
 	}
 	t.Logf("%d anchored matches checked", attempts)
+}
+
+// TestStartSearchFindsFirstMatch checks findStart, which searches a
+// window only where a branch's start literals occur: on every view of
+// every corpus text and example, over the whole view, the windows the
+// branch's anchors give and random windows that neither start nor end
+// inside a word, it finds the match the branch's expression finds in the
+// window.
+func TestStartSearchFindsFirstMatch(t *testing.T) {
+	e, _ := hookedEvaluator(t, false)
+	texts := corpusTexts(t)
+	for i := range e.pre.patterns {
+		texts = append(texts, e.pre.patterns[i].Examples.Positive...)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	s := &scan{}
+	checked, found := 0, 0
+	for _, text := range texts {
+		var rep NormaliseReport
+		n := normaliser{lim: e.opts.Limits, rep: &rep}
+		for _, v := range n.build(text) {
+			v.regions = nil // read the whole view
+			e.pre.read(s, &v)
+			in := v.lower
+			for i := range e.pre.patterns {
+				for bi := range e.pre.patterns[i].branches {
+					b := &e.pre.patterns[i].branches[bi]
+					if b.starts == nil {
+						continue
+					}
+					ws := append([][2]int{{0, len(in)}}, e.pre.windows(b, s, in)...)
+					for range 4 {
+						lo := rng.IntN(len(in) + 1)
+						ws = append(ws, [2]int{lo, lo + rng.IntN(len(in)-lo+1)})
+					}
+					for _, w := range ws {
+						if insideWord(in, w[0]) || insideWord(in, w[1]) {
+							continue
+						}
+						checked++
+						var want []int
+						if loc := b.re.FindStringIndex(in[w[0]:w[1]]); loc != nil {
+							want = []int{w[0] + loc[0], loc[1] - loc[0]}
+							found++
+						}
+						var got []int
+						if off, n, ok := s.findStart(b, in, w); ok {
+							got = []int{off, n}
+						}
+						if !slices.Equal(got, want) {
+							t.Errorf("%s: window %v of the %s view of %.80q: start search finds %v, the expression %v", e.pre.patterns[i].ID, w, v.kind, text, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no match was compared")
+	}
+	t.Logf("%d windows compared, %d with a match", checked, found)
 }

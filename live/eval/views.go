@@ -48,23 +48,36 @@ func (n *normaliser) fold(s string) string {
 		}
 		latin, folded, other = 0, 0, 0
 	}
-	for _, r := range s {
-		if r >= utf8.RuneSelf {
-			if f, ok := homoglyphs[r]; ok {
-				b.WriteRune(f)
-				n.rep.Homoglyphs++
-				if unicode.Is(unicode.Latin, r) { // Turkish ı, IPA ɑ: Latin letters, no script mixing
-					latin++
-					latinLetters++
-				} else {
-					folded++
-				}
-				continue
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf { // as below, for ASCII
+			switch {
+			case c|0x20 >= 'a' && c|0x20 <= 'z':
+				latin++
+				latinLetters++
+			case c == '\'' || c == '-':
+			default:
+				endWord()
 			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if f, ok := homoglyphs[r]; ok {
+			b.WriteRune(f)
+			n.rep.Homoglyphs++
+			if unicode.Is(unicode.Latin, r) { // Turkish ı, IPA ɑ: Latin letters, no script mixing
+				latin++
+				latinLetters++
+			} else {
+				folded++
+			}
+			continue
 		}
 		switch {
 		case unicode.IsLetter(r):
-			if r < utf8.RuneSelf || unicode.Is(unicode.Latin, r) {
+			if unicode.Is(unicode.Latin, r) {
 				latin++
 				latinLetters++
 			} else {
@@ -280,6 +293,10 @@ func hasEncodedRun(s string) bool { return len(encodedRuns(s)) > 0 }
 func separatedHex(s string) []string {
 	var runs []string
 	for i := 0; i < len(s); {
+		if !isHexChar(s[i]) && s[i] != '\\' { // no pair or prefix starts here
+			i++
+			continue
+		}
 		j, pairs := i, 0
 		for {
 			k := j
