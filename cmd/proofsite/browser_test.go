@@ -65,6 +65,7 @@ func runBrowserVerifier(t *testing.T, log, keys string) browserResult {
 // and against a copy of the log with one byte changed it fails, though
 // the copy's host would still report a pass: it never reads a verdict.
 func TestBrowserVerifier(t *testing.T) {
+	t.Parallel()
 	srv, public := publishedInstance(t)
 	_, home := srv.get(t, "/")
 	if !bytes.Contains(home, []byte(`id="tiles-verdict"`)) || !bytes.Contains(home, []byte(`src="/downloads/verify-tiles.js"`)) || !bytes.Contains(home, []byte("<noscript>")) {

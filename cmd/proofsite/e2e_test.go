@@ -170,6 +170,7 @@ func fields(t *testing.T, body []byte) map[string]any {
 // TestServeEndToEnd starts the real binary on a fresh data folder and calls
 // every route over HTTP.
 func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binaries")
 	}
@@ -180,9 +181,9 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	// No ledger init: serve sets up the chain by itself on first start.
-	t.Setenv("PROOFSITE_MEMORY_TOKEN", memoryToken)
+	env := []string{"PROOFSITE_MEMORY_TOKEN=" + memoryToken}
 	serveArgs := []string{"--content", "../../content", "--public", public, "--data", data, "--post-limit", "4/1m", "--api-addr", "127.0.0.1:0"}
-	srv := startServe(t, proofsite, serveArgs...)
+	srv := startServeEnv(t, proofsite, env, serveArgs...)
 
 	t.Run("every documented route answers", func(t *testing.T) {
 		resp, body := srv.get(t, "/api/discover")
@@ -429,7 +430,7 @@ func TestServeEndToEnd(t *testing.T) {
 	})
 
 	t.Run("what the routes wrote survives a restart", func(t *testing.T) {
-		again := startServe(t, proofsite, serveArgs...)
+		again := startServeEnv(t, proofsite, env, serveArgs...)
 		_, body := again.get(t, "/api/memory/retrieve/case")
 		var got struct {
 			Count    int

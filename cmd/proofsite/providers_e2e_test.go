@@ -16,6 +16,7 @@ import (
 // in the environment, then the real binary's serve. The providers are
 // local fake servers speaking each SDK's wire format.
 func TestServeWithProviders(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -85,6 +85,7 @@ func fencedBlocks(doc string) ([]guideBlock, error) {
 // block marked json or text is illustrative and not run; any other mark,
 // or none, is an error, so that no command is skipped unnoticed.
 func TestAuditorGuideRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	for _, tool := range []string{"bash", "curl", "sha256sum", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the auditor guide needs %s: %v (make test installs curl and sha256sum from Debian)", tool, err)
@@ -153,6 +154,7 @@ func TestAuditorGuideRunsAsWritten(t *testing.T) {
 // town URL must answer: 2xx or 3xx, or for a POST-only route an OPTIONS
 // that lists POST.
 func TestPublishedURLsAnswer(t *testing.T) {
+	t.Parallel()
 	srv, public := publishedInstance(t)
 	site, _ := url.Parse(srv.base)
 	api, _ := url.Parse(srv.apiBase)

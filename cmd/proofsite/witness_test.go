@@ -60,6 +60,7 @@ func startWitness(t *testing.T, bin, name, keysFile string) (url, vkey string) {
 // to it and publishes the cosignature with the tiles; verify-ledger
 // requires cosignatures from the witness keys it pins, over real HTTP.
 func TestLogWitnessEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binaries")
 	}
