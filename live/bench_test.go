@@ -66,6 +66,12 @@ func BenchmarkChat(b *testing.B) {
 	req.Header.SetHost("proof.test")
 	req.Header.SetContentType("application/json")
 	req.SetBody([]byte(`{"message":"How does anyone verify the ledger without trusting this server?","node":"S2_CASE"}`))
+	serveInMemory(b, h, &req)
+}
+
+// serveInMemory has h answer req over and over, in memory, and reports
+// the process's CPU time per answer; any answer but 200 fails b.
+func serveInMemory(b *testing.B, h fasthttp.RequestHandler, req *fasthttp.Request) {
 	var ctx fasthttp.RequestCtx
 	ctx.Init2(benchConn{}, nil, false) // huma sets a read deadline on the connection
 	b.ReportAllocs()
@@ -179,19 +185,7 @@ func BenchmarkEvaluateHandler(b *testing.B) {
 			for _, f := range srv.evalFasts {
 				f.off = path == "huma"
 			}
-			var ctx fasthttp.RequestCtx
-			ctx.Init2(benchConn{}, nil, false)
-			b.ReportAllocs()
-			start := cpuTime(b)
-			for b.Loop() {
-				req.CopyTo(&ctx.Request)
-				ctx.Response.Reset()
-				h(&ctx)
-				if ctx.Response.StatusCode() != fasthttp.StatusOK {
-					b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
-				}
-			}
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+			serveInMemory(b, h, &req)
 		})
 	}
 }

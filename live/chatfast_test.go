@@ -17,8 +17,9 @@ import (
 	"github.com/proofsite/proofsite/live/ai/aitest"
 )
 
-// chatCase is one request to POST /api/chat.
-type chatCase struct {
+// fastCase is one request to a route with a fast path (POST /api/chat,
+// POST /api/v1/evaluate).
+type fastCase struct {
 	desc, body, query string
 	header            []string
 	fast              bool // the fast path takes it
@@ -29,7 +30,7 @@ type chatCase struct {
 // same refusals, the same rate; and what it does not take reaches huma.
 func TestChatFastPathAnswersAsHuma(t *testing.T) {
 	long := strings.Repeat("é", ai.MaxTextRunes)
-	cases := []chatCase{
+	cases := []fastCase{
 		{desc: "plain", body: `{"message":"Is session context treated as authority on the airlock?"}`, fast: true},
 		{desc: "accept any", body: `{"message":"Is session context treated as authority?"}`, header: []string{"Accept", "*/*"}, fast: true},
 		{desc: "accept json", body: `{"message":"hello"}`, header: []string{"Accept", "application/json"}, fast: true},
@@ -65,7 +66,7 @@ func TestChatFastPathAnswersAsHuma(t *testing.T) {
 	if last := cases[len(cases)-1]; !strings.Contains(last.desc, "rate") {
 		t.Fatal("the last case is not the one over the rate")
 	}
-	if n := int64(len(slices.DeleteFunc(slices.Clone(cases), func(c chatCase) bool { return !c.fast }))); fast.srv.ai.fast.taken.Load() != n {
+	if n := int64(len(slices.DeleteFunc(slices.Clone(cases), func(c fastCase) bool { return !c.fast }))); fast.srv.ai.fast.taken.Load() != n {
 		t.Errorf("the fast path took %d requests, want %d", fast.srv.ai.fast.taken.Load(), n)
 	}
 	if huma.srv.ai.fast.taken.Load() != 0 {
@@ -81,7 +82,7 @@ func TestChatFastPathProviderFailure(t *testing.T) {
 	}
 	fast, huma := start(), start()
 	huma.srv.ai.fast.off = true
-	compareChat(t, fast, huma, chatCase{body: `{"message":"hi"}`, fast: true})
+	compareChat(t, fast, huma, fastCase{body: `{"message":"hi"}`, fast: true})
 	if fast.srv.ai.fast.taken.Load() != 1 {
 		t.Error("the fast path did not take the request")
 	}
@@ -93,7 +94,7 @@ func TestChatFastPathProviderFailure(t *testing.T) {
 var volatile = regexp.MustCompile(`"(generated_at|issued_at|receipt_id|key_id|signature|response_sha256)":"[^"]*"`)
 
 // compareChat sends tc to both servers and compares the answers.
-func compareChat(t *testing.T, fast, huma *aiServer, tc chatCase) {
+func compareChat(t *testing.T, fast, huma *aiServer, tc fastCase) {
 	t.Helper()
 	var got [2]*http.Response
 	var bodies [2][]byte
