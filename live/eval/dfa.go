@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/binary"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -10,29 +11,46 @@ import (
 	"unicode/utf8"
 )
 
-// Go's regexp has no DFA: an expression whose program has more than 500
+// Go's regexp has no DFA. An expression whose program has more than 500
 // instructions runs on its general NFA, which walks every live thread at
-// every byte. The large branches (a lead, up to ten words, then one of
+// every byte: the large branches (a lead, up to ten words, then one of
 // dozens of verbs and objects) cost tens of microseconds per attempt that
-// way, and most attempts find nothing. A dfa answers only whether a match
-// exists, from the same compiled program, building its states as the
-// input asks for them; the expression itself runs only when one does, and
-// so still decides the match's bounds and groups.
+// way. The smaller ones run on its backtracker, which tries every start
+// of a window in turn. Most attempts find nothing. A dfa answers only
+// whether a match exists, from the same compiled program, building its
+// states as the inputs ask for them; the expression itself runs only when
+// one does, and so still decides the match's bounds and groups.
 
-// maxDFAStates bounds a dfa's states; past it, the dfa gives up and every
-// question goes to the expression.
-const maxDFAStates = 4096
+// maxDFAStates bounds the states the dfas of one precheck hold together
+// (a few hundred bytes each). A dfa that needs one more once they are
+// all taken drops its own and starts again; when that is not enough,
+// regexp answers.
+const maxDFAStates = 1 << 15
+
+// dfaBudget counts the states the dfas of one precheck hold, up to
+// limit.
+type dfaBudget struct {
+	used  atomic.Int64
+	limit int64
+}
 
 // dfa decides whether a compiled expression matches a string: a lazily
 // built subset construction over its program. It is safe for concurrent
 // use: states are added under mu, transitions are read without it.
 type dfa struct {
-	prog     *syntax.Prog
-	anchored bool // the program matches only at the start of its input
+	re       *regexp.Regexp
+	once     sync.Once    // builds what follows on first use
+	prog     *syntax.Prog // nil when re's source does not compile again (it does)
+	anchored bool         // the program matches only at the start of its input
+	// classes[c] is the class of the ASCII byte c: the bytes of a class
+	// are read alike by every instruction and assertion of the program,
+	// so a state has one transition per class.
+	classes  [utf8.RuneSelf]uint8
+	nclasses int
+	budget   *dfaBudget
 	mu       sync.Mutex
 	states   map[string]*dstate // by key (pending instructions and the previous rune's class)
 	start    *dstate
-	full     atomic.Bool // maxDFAStates reached
 }
 
 // dstate is a set of instructions waiting for the closure at the next
@@ -41,9 +59,9 @@ type dfa struct {
 type dstate struct {
 	pcs  []uint32
 	prev int8 // a rune of the previous rune's class, for EmptyOpContext (-1 at the start)
-	// next[c] is the state after the ASCII byte c: nil when not yet built,
-	// matched when a match ends before or at c.
-	next [utf8.RuneSelf]atomic.Pointer[dstate]
+	// next[k] is the state after an ASCII byte of class k: nil when not
+	// yet built, matched when a match ends before or at the byte.
+	next []atomic.Pointer[dstate]
 	// other holds the states after runes beyond ASCII, under the dfa's mu.
 	other map[rune]*dstate
 	// atEnd is 1 when a match ends at the end of the input read so far,
@@ -53,20 +71,6 @@ type dstate struct {
 
 // matched is the sentinel state: a match has been found.
 var matched = &dstate{}
-
-// dfaFor returns the dfa of re when its program is too large for
-// regexp's backtracker (which it runs on small programs and short
-// inputs), and nil otherwise.
-func dfaFor(re *regexp.Regexp) (*dfa, error) {
-	d, err := newDFA(re)
-	if err != nil || len(d.prog.Inst) <= maxBacktrackProg {
-		return nil, err
-	}
-	return d, nil
-}
-
-// maxBacktrackProg is the largest program regexp runs on its backtracker.
-const maxBacktrackProg = 500
 
 // mayMatch reports whether the expression of d may match text: false
 // only when d knows it does not; always true for a nil d.
@@ -78,24 +82,78 @@ func (d *dfa) mayMatch(text string) bool {
 	return found || !known
 }
 
-// newDFA builds the dfa of re, from the same program regexp compiles.
-func newDFA(re *regexp.Regexp) (*dfa, error) {
-	tree, err := syntax.Parse(re.String(), syntax.Perl)
+// newDFA returns the dfa of re, counting its states in budget. It is
+// built on first use (a precheck has hundreds, and a short-lived
+// evaluator uses few), from the same program regexp compiles.
+func newDFA(re *regexp.Regexp, budget *dfaBudget) *dfa {
+	return &dfa{re: re, budget: budget}
+}
+
+// build compiles d's program and its start state.
+func (d *dfa) build() {
+	tree, err := syntax.Parse(d.re.String(), syntax.Perl)
 	if err != nil {
-		return nil, err
+		return
 	}
 	prog, err := syntax.Compile(tree.Simplify())
 	if err != nil {
-		return nil, err
+		return
 	}
-	d := &dfa{prog: prog, anchored: prog.StartCond()&syntax.EmptyBeginText != 0, states: map[string]*dstate{}}
-	d.start = d.state([]uint32{uint32(prog.Start)}, -1)
-	return d, nil
+	d.prog, d.anchored, d.states = prog, prog.StartCond()&syntax.EmptyBeginText != 0, map[string]*dstate{}
+	d.byteClasses()
+	d.start = &dstate{pcs: []uint32{uint32(prog.Start)}, prev: -1, next: make([]atomic.Pointer[dstate], d.nclasses)}
+}
+
+// byteClasses sorts the ASCII bytes into classes: bytes that every rune
+// instruction takes or refuses alike, and that the assertions read alike
+// (word character, newline or other).
+func (d *dfa) byteClasses() {
+	var single [utf8.RuneSelf]bool // the bytes a one-rune instruction takes
+	var sets []*syntax.Inst        // the instructions with distinct rune sets
+	seen := map[string]bool{}
+	for i := range d.prog.Inst {
+		in := &d.prog.Inst[i]
+		switch in.Op {
+		case syntax.InstRune1:
+			if r := in.Rune[0]; r >= 0 && r < utf8.RuneSelf {
+				single[r] = true
+			}
+		case syntax.InstRune:
+			if key := fmt.Sprint(in.Arg, in.Rune); !seen[key] {
+				seen[key] = true
+				sets = append(sets, in)
+			}
+		}
+	}
+	ids := map[string]uint8{}
+	for c := range rune(utf8.RuneSelf) {
+		sig := []byte{byte(class(c)), 0}
+		if single[c] {
+			sig[1] = byte(c)
+		}
+		for _, in := range sets {
+			sig = append(sig, boolByte(in.MatchRune(c)))
+		}
+		id, ok := ids[string(sig)]
+		if !ok {
+			id = uint8(len(ids))
+			ids[string(sig)] = id
+		}
+		d.classes[c] = id
+	}
+	d.nclasses = len(ids)
+}
+
+func boolByte(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // state returns the state of pending instructions pcs after a rune of
-// class prev, adding it; nil when the dfa is full. d.mu is held, or d is
-// being built.
+// class prev, adding it; nil when the budget has no room for it. d.mu is
+// held.
 func (d *dfa) state(pcs []uint32, prev int8) *dstate {
 	key := make([]byte, 1, 1+4*len(pcs))
 	key[0] = byte(prev)
@@ -105,13 +163,27 @@ func (d *dfa) state(pcs []uint32, prev int8) *dstate {
 	if s, ok := d.states[string(key)]; ok {
 		return s
 	}
-	if len(d.states) >= maxDFAStates {
-		d.full.Store(true)
-		return nil
+	if d.budget.used.Add(1) > d.budget.limit {
+		d.reset()
+		if d.budget.used.Add(1) > d.budget.limit {
+			d.budget.used.Add(-1)
+			return nil
+		}
 	}
-	s := &dstate{pcs: pcs, prev: prev}
+	s := &dstate{pcs: pcs, prev: prev, next: make([]atomic.Pointer[dstate], d.nclasses)}
 	d.states[string(key)] = s
 	return s
+}
+
+// reset drops d's states (a search under way keeps those it holds) and
+// gives them, and the one asked for, back to the budget. d.mu is held.
+func (d *dfa) reset() {
+	d.budget.used.Add(-int64(len(d.states)) - 1)
+	d.states = map[string]*dstate{}
+	for i := range d.start.next {
+		d.start.next[i].Store(nil)
+	}
+	d.start.other = nil
 }
 
 // class is a rune that stands for r in EmptyOpContext's eyes: the start
@@ -169,7 +241,7 @@ func (d *dfa) closure(s *dstate, next rune) ([]uint32, bool) {
 }
 
 // step returns the state after rune r from s, or matched, or nil when
-// the dfa is full.
+// the budget has no room for it.
 func (d *dfa) step(s *dstate, r rune) *dstate {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -239,10 +311,10 @@ func (d *dfa) ends(s *dstate) bool {
 }
 
 // match reports whether the expression matches text (as regexp's
-// MatchString would), and false for known when the dfa is full and cannot
-// tell.
+// MatchString would), and false for known when the budget has no room
+// for the states it needs.
 func (d *dfa) match(text string) (found, known bool) {
-	if d.full.Load() {
+	if d.once.Do(d.build); d.prog == nil {
 		return false, false
 	}
 	s := d.start
@@ -253,11 +325,12 @@ func (d *dfa) match(text string) (found, known bool) {
 		c := text[i]
 		var next *dstate
 		if c < utf8.RuneSelf {
-			if next = s.next[c].Load(); next == nil {
+			k := d.classes[c]
+			if next = s.next[k].Load(); next == nil {
 				if next = d.step(s, rune(c)); next == nil {
 					return false, false
 				}
-				s.next[c].Store(next)
+				s.next[k].Store(next)
 			}
 			i++
 		} else {

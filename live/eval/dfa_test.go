@@ -2,6 +2,7 @@ package eval
 
 import (
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -10,7 +11,7 @@ import (
 // example, each anchored expression that has a dfa at every occurrence
 // of its branch's lead and start literals (over the lead span and to the
 // end of the view), and each unanchored one over the whole view and over
-// its windows. Both must say whether there is a match alike.
+// its windows and digit windows. Both must say whether there is a match alike.
 func TestDFAMatchesRegexp(t *testing.T) {
 	e, _ := hookedEvaluator(t, false)
 	texts := corpusTexts(t)
@@ -19,11 +20,12 @@ func TestDFAMatchesRegexp(t *testing.T) {
 		texts = append(texts, e.pre.patterns[i].Examples.Negative...)
 	}
 	s := &scan{}
-	var checked, found, dfas int
+	var checked, found, unknown, dfas int
 	compare := func(id string, d *dfa, re *regexp.Regexp, in string) {
 		got, known := d.match(in)
-		if !known {
-			t.Fatalf("%s: the dfa is full (%d states)", id, len(d.states))
+		if !known { // the budget is spent: regexp answers
+			unknown++
+			return
 		}
 		if want := re.MatchString(in); got != want {
 			t.Errorf("%s on %.120q: dfa %v, regexp %v", id, in, got, want)
@@ -64,7 +66,11 @@ func TestDFAMatchesRegexp(t *testing.T) {
 					}
 					if d := b.reDFA; d != nil {
 						compare(c.ID, d, b.re, in)
-						for _, w := range e.pre.windows(b, s, v.lower) {
+						ws := slices.Clone(e.pre.windows(b, s, v.lower))
+						if c.MinDigits > 0 {
+							ws = append(ws, s.digitWindows(&v, c.MinDigits)...)
+						}
+						for _, w := range ws {
 							compare(c.ID, d, b.re, in[w[0]:w[1]])
 						}
 					}
@@ -75,7 +81,7 @@ func TestDFAMatchesRegexp(t *testing.T) {
 	if dfas == 0 || found == 0 || found == checked {
 		t.Fatalf("%d dfas, %d inputs checked, %d matched: the test checks nothing", dfas, checked, found)
 	}
-	t.Logf("%d dfas, %d inputs checked, %d matched", dfas, checked, found)
+	t.Logf("%d dfas, %d inputs checked, %d matched, %d left to regexp (budget spent)", dfas, checked, found, unknown)
 }
 
 // TestDFAEdgeCases compares a dfa with regexp on the assertions, runes
@@ -89,14 +95,25 @@ func TestDFAEdgeCases(t *testing.T) {
 		"inside", "in", "abcd", "abcdd\n", "ab\xc3"}
 	for _, expr := range exprs {
 		re := regexp.MustCompile(expr)
-		d, err := newDFA(re)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := newDFA(re, &dfaBudget{limit: maxDFAStates})
 		for _, in := range inputs {
 			got, known := d.match(in)
 			if want := re.MatchString(in); !known || got != want {
 				t.Errorf("%s on %q: dfa %v (known %v), regexp %v", expr, in, got, known, want)
+			}
+		}
+		// With room for two states, the dfa starts again at nearly every
+		// new one, and says it cannot tell when two are not enough.
+		small := newDFA(re, &dfaBudget{limit: 2})
+		for range 2 {
+			for _, in := range inputs {
+				got, known := small.match(in)
+				if want := re.MatchString(in); known && got != want {
+					t.Errorf("%s on %q with two states: dfa %v, regexp %v", expr, in, got, want)
+				}
+				if small.budget.used.Load() > 2 {
+					t.Fatalf("%s: %d states held, over the budget of 2", expr, small.budget.used.Load())
+				}
 			}
 		}
 	}

@@ -41,9 +41,8 @@ type branch struct {
 	// when the branch has no such set; it then runs on windows.
 	leads []int
 	at    *regexp.Regexp
-	// reDFA and atDFA tell whether re and at match at all, for the
-	// expressions too large for regexp's faster engines (see dfa); nil
-	// for the others.
+	// reDFA and atDFA tell whether re and at match at all (see dfa);
+	// nil when re or at is.
 	reDFA, atDFA *dfa
 	// follows are sets of literals (indices) that every match of a lead
 	// branch holds one of besides its lead: an attempt is made only where
@@ -84,12 +83,13 @@ type precheck struct {
 	// nbranches is how many branches there are.
 	leadOf    [][]int32
 	nbranches int
+	dfas      dfaBudget // the states of the branches' dfas
 }
 
 // compilePatterns checks and compiles every pattern; it reports every
 // problem, joined.
 func compilePatterns(ps []Pattern) (*precheck, error) {
-	pc := &precheck{patterns: make([]compiled, len(ps)), index: map[string]int{}}
+	pc := &precheck{patterns: make([]compiled, len(ps)), index: map[string]int{}, dfas: dfaBudget{limit: maxDFAStates}}
 	// Compiling the expressions is the slow part and needs nothing shared:
 	// it runs on every core; numbering the literals, after, does not.
 	drafts := make([]patternDraft, len(ps))
@@ -98,7 +98,7 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	for range runtime.GOMAXPROCS(0) {
 		wg.Go(func() {
 			for i := range next {
-				drafts[i] = draftPattern(&ps[i])
+				drafts[i] = draftPattern(&ps[i], &pc.dfas)
 			}
 		})
 	}
@@ -288,8 +288,8 @@ type branchDraft struct {
 }
 
 // draftPattern checks and compiles one pattern's expression, branch by
-// branch.
-func draftPattern(p *Pattern) patternDraft {
+// branch, its dfas counting their states in budget.
+func draftPattern(p *Pattern, budget *dfaBudget) patternDraft {
 	var d patternDraft
 	parts, err := split(p.Regex, !p.CaseSensitive && p.MinDigits == 0)
 	if err != nil {
@@ -297,7 +297,7 @@ func draftPattern(p *Pattern) patternDraft {
 		return d
 	}
 	for _, pt := range parts {
-		b, err := draftBranch(pt, p)
+		b, err := draftBranch(pt, p, budget)
 		if err != nil {
 			d.errs = append(d.errs, fmt.Errorf("branch %s: %w", pt.src, err))
 			continue
@@ -312,7 +312,7 @@ func draftPattern(p *Pattern) patternDraft {
 // the anchors its windows are cut around. A leading \b is checked by
 // match itself when that leaves the expression a strong literal prefix
 // (Go's regexp then skips to the prefix's occurrences).
-func draftBranch(pt part, p *Pattern) (branchDraft, error) {
+func draftBranch(pt part, p *Pattern, budget *dfaBudget) (branchDraft, error) {
 	src := pt.src
 	var tree *syntax.Regexp
 	if pt.lead != nil {
@@ -351,8 +351,8 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 			d.anchorWords = wordBounds(tree, d.anchorSets, prefilterOf)
 		}
 		d.gateSets, d.gateWords = gatesOf(tree, words)
-		d.atDFA, err = dfaFor(at)
-		return d, err
+		d.atDFA = newDFA(at, budget)
+		return d, nil
 	}
 	re, err := regexp.Compile(src)
 	if err != nil {
@@ -373,13 +373,11 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 			d.startKeys = l.keys
 		}
 	}
-	if d.reDFA, err = dfaFor(d.re); err != nil {
-		return d, err
-	}
+	d.reDFA = newDFA(d.re, budget)
 	if d.at != nil {
-		d.atDFA, err = dfaFor(d.at)
+		d.atDFA = newDFA(d.at, budget)
 	}
-	return d, err
+	return d, nil
 }
 
 // finish numbers a draft's literals: its prefilter's, its leads', and its
