@@ -155,9 +155,11 @@ bench-ledger:
 	$(GO) test -run '^$$' -bench 'RawCrypto|DurableAppend|IncrementalVerify|MerkleAppend' ./ledger/store
 	$(GO) test -run '^$$' -bench 'FullWalk' -benchtime 1x -timeout 60m ./ledger/store
 
-## bench-http: requests/s and p99 of the live edge under wrk on loopback,
-## against a bare fiber JSON handler and nginx serving the same 10 KB page,
-## measured in the same run; prints a markdown report. Work files, logs and
+## bench-http: requests/s, p99 and server CPU per request of the live edge
+## under wrk on loopback, against a bare fiber JSON handler and nginx
+## serving the same 10 KB page, measured in the same run, and POST
+## /api/v1/evaluate on four ordinary 2 KB texts at 64 connections (p99 under
+## 10 ms); prints a markdown report. Work files, logs and
 ## results.md go to bench/out/http/ (ignored). Pass flags with
 ## HTTPBENCH_FLAGS="--rounds 5"; "go run ./cmd/httpbench -h" lists them.
 bench-http: $(BIN)
@@ -171,15 +173,14 @@ bench-http: $(BIN)
 ## bench-eval: the evaluator's quality (precision, recall, F1 per category,
 ## false-positive rate) on the project's held-out split and on
 ## ../shared/eval/heldout, beside a substring heuristic, then its speed on
-## 2 KB texts (latency one at a time, texts/s on every core), the Go
-## benchmarks, and POST /api/v1/evaluate over real HTTP on loopback at 64
-## connections (p99). Pass flags with EVALBENCH_FLAGS="-split both"
+## 2 KB texts (latency one at a time, texts/s on every core) and the Go
+## benchmarks. POST /api/v1/evaluate at 64 connections is bench-http's (wrk
+## in a process of its own). Pass flags with EVALBENCH_FLAGS="-split both"
 ## (EVALBENCH_FLAGS='-shared ""' skips the shared set);
 ## "go run ./cmd/evalbench -h" lists them.
 bench-eval:
 	$(GO) run ./cmd/evalbench $(EVALBENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'Evaluate' -benchtime 3s ./live/eval
-	$(GO) test -run '^$$' -bench '^BenchmarkEvaluateRoute$$' -benchtime 3s ./live
 
 ## fuzz-eval: run the evaluator's fuzz target for FUZZTIME
 fuzz-eval:

@@ -27,11 +27,13 @@ func TestEvaluateFastPathAnswersAsHuma(t *testing.T) {
 		{desc: "accept json", body: `{"text":"hello"}`, header: []string{"Accept", "application/json"}, fast: true},
 		{desc: "unicode", body: `{"text":"héllo ✓ <&> ` + "\u2028" + ` the ledger"}`, fast: true},
 		{desc: "longest", body: `{"text":"` + long + `"}`, fast: true},
-		{desc: "too long", body: `{"text":"` + long + `é"}`, fast: true},                                           // the evaluator refuses it
-		{desc: "empty", body: `{"text":""}`, fast: true},                                                           // the evaluator refuses it
-		{desc: "white space only", body: `{"text":"  "}`, fast: true},                                              // the evaluator refuses it
-		{desc: "invalid UTF-8", body: `{"text":"a` + "\xff" + `"}`, fast: true},                                    // the pipeline refuses it
-		{desc: "lone surrogate", body: `{"text":"a\ud800"}`, fast: true},                                           // the pipeline refuses it
+		{desc: "too long", body: `{"text":"` + long + `é"}`, fast: true},        // the evaluator refuses it
+		{desc: "empty", body: `{"text":""}`, fast: true},                        // the evaluator refuses it
+		{desc: "white space only", body: `{"text":"  "}`, fast: true},           // the evaluator refuses it
+		{desc: "invalid UTF-8", body: `{"text":"a` + "\xff" + `"}`, fast: true}, // the pipeline refuses it
+		{desc: "lone surrogate", body: `{"text":"a\ud800"}`},                    // jsontext will not unquote it: huma's pipeline refuses it
+		{desc: "surrogate pair", body: `{"text":"a\ud83d\ude00 b\n"}`, fast: true},
+		{desc: "escapes, invalid UTF-8", body: `{"text":"a\n` + "\xff" + `"}`},                                     // jsontext will not unquote it: huma's pipeline refuses it
 		{desc: "control", body: "{\"text\":\"hi\x07\"}", fast: true},                                               // the pipeline refuses it
 		{desc: "bad escape", body: `{"text":"a\x"}`},                                                               // no string: huma's
 		{desc: "media type", body: `{"text":"hello"}`, header: []string{"Content-Type", "text/plain"}, fast: true}, // 415

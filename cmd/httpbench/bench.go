@@ -112,7 +112,7 @@ func startServers(ctx context.Context, cfg config, w workDirs, nginx string, std
 		ready string
 		wait  time.Duration
 	}{
-		{"proofsite", &s.proofsite, goEnv, []string{cfg.bin, "serve", "--data", w.data, "--public", w.public, "--content", cfg.content, "--addr", addr(0)},
+		{"proofsite", &s.proofsite, goEnv, []string{cfg.bin, "serve", "--data", w.data, "--public", w.public, "--content", cfg.content, "--addr", addr(0), "--post-limit", postLimit},
 			s.proofsite.url + "/api/health", time.Minute},
 		{"bare-fiber", &s.bare, goEnv, []string{self, bareFiberCmd, "--addr", addr(1)}, s.bare.url + barePath, 10 * time.Second},
 		{"chat-edge", &s.chat, goEnv, []string{self, chatEdgeCmd, "--addr", addr(3), "--data", w.chat, "--public", w.public, "--content", cfg.content},
@@ -135,19 +135,21 @@ func startServers(ctx context.Context, cfg config, w workDirs, nginx string, std
 }
 
 // preflight checks that every target answers 200 itself (not through a
-// redirect, which wrk would count as a success) and that both servers of
-// the static page send the very bytes that were written.
+// redirect, which wrk would count as a success), every body of a POST
+// target, and that both servers of the static page send the very bytes
+// that were written.
 func preflight(ctx context.Context, targets []*target) error {
 	client := &http.Client{
 		Timeout:       5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	want := staticPage()
-	for _, t := range targets {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
+	check := func(t *target, body io.Reader) error {
+		method := http.MethodGet
 		if t.post != nil {
-			req, err = http.NewRequestWithContext(ctx, http.MethodPost, t.url, strings.NewReader(t.post.body))
+			method = http.MethodPost
 		}
+		req, err := http.NewRequestWithContext(ctx, method, t.url, body)
 		if err != nil {
 			return err
 		}
@@ -160,15 +162,29 @@ func preflight(ctx context.Context, targets []*target) error {
 		if err != nil {
 			return fmt.Errorf("preflight %s: %w", t.name, err)
 		}
-		body, err := io.ReadAll(resp.Body)
+		got, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		switch {
 		case err != nil:
 			return fmt.Errorf("preflight %s: %w", t.name, err)
 		case resp.StatusCode != http.StatusOK:
 			return fmt.Errorf("preflight %s: %s answered %s", t.name, t.url, resp.Status)
-		case t.static && !bytes.Equal(body, want):
-			return fmt.Errorf("preflight %s: %s is not the %d-byte page that was written (%d bytes)", t.name, t.url, len(want), len(body))
+		case t.static && !bytes.Equal(got, want):
+			return fmt.Errorf("preflight %s: %s is not the %d-byte page that was written (%d bytes)", t.name, t.url, len(want), len(got))
+		}
+		return nil
+	}
+	for _, t := range targets {
+		if t.post == nil {
+			if err := check(t, http.NoBody); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, body := range t.post.bodies {
+			if err := check(t, strings.NewReader(body)); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -183,10 +199,10 @@ func measure(ctx context.Context, cfg config, wrk string, w workDirs, targets []
 		before, statErr := readCPUStat()
 		serverBefore := groupTicks(t.pgid)
 		res, out, wrkCPU, err := runWrk(ctx, wrk, wrkRun{threads: cfg.threads, connections: cfg.connections, duration: d, url: t.url, script: t.script})
-		res.OthersCPU = -1
+		serverTicks := groupTicks(t.pgid) - serverBefore
+		res.ServerCPU, res.OthersCPU = time.Duration(serverTicks)*clockTick, -1
 		if after, err := readCPUStat(); err == nil && statErr == nil {
-			ours := groupTicks(t.pgid) - serverBefore + int64(wrkCPU/clockTick)
-			res.OthersCPU = othersShare(before, after, ours)
+			res.OthersCPU = othersShare(before, after, serverTicks+int64(wrkCPU/clockTick))
 		}
 		if werr := os.WriteFile(filepath.Join(w.logs, "wrk-"+tag+"-"+t.name+".txt"), []byte(out), 0o644); werr != nil && err == nil {
 			err = werr

@@ -30,7 +30,7 @@ const chatEdgeCmd = "chat-edge"
 // chatRequest is the chat target's request.
 func chatRequest() *postRequest {
 	return &postRequest{headers: [][2]string{{"Content-Type", "application/json"}},
-		body: `{"message":"How does anyone verify the ledger without trusting this server?","node":"S2_CASE"}`}
+		bodies: []string{`{"message":"How does anyone verify the ledger without trusting this server?","node":"S2_CASE"}`}}
 }
 
 // chatLimit lifts /api/chat's per-client limit (20 a minute) for the one

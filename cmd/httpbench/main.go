@@ -8,6 +8,11 @@
 //   - POST /api/chat (sent by a wrk Lua script) on the live edge with a
 //     zero-latency provider behind S2_CASE, against the same bare fiber
 //     handler: at least 0.5x its requests/s;
+//   - POST /api/v1/evaluate (sent by a wrk Lua script that rotates four
+//     ordinary 2 KB texts, cmd/httpbench/evaltexts) on proofsite serve with
+//     the offline evaluator and its POST limit lifted for wrk's one client
+//     (--post-limit): p99 under 10 ms, no baseline (nothing else does its
+//     work);
 //   - a hash tile of the ledger's tiled log (/ledger/tile/0/000.p/224), read
 //     by serve from the chain's tile folder, against nginx serving the
 //     build's copy of the same file: at least 0.8x its requests/s;
@@ -24,7 +29,8 @@
 // the built folder (after the build, which replaces the folder). It starts
 // four servers on loopback ports, each in a process group of its own:
 //
-//   - proofsite serve on that data dir and site;
+//   - proofsite serve on that data dir and site, its per-client limit of
+//     POST routes without one of their own (30 a minute) lifted;
 //   - the bare fiber handler: this program re-executed as "httpbench
 //     bare-fiber", so it does not share a Go scheduler with the harness, as
 //     proofsite does not. Same framework and version as proofsite, fiber's
@@ -46,9 +52,10 @@
 //
 // A preflight checks that every target answers 200 itself and that both
 // servers send the very bytes of the page. Each target is warmed up, then
-// wrk -t2 -c64 -d10s --latency runs over all ten targets in interleaved
+// wrk -t2 -c64 -d10s --latency runs over all eleven targets in interleaved
 // rounds, each round starting one target later. The table reports, per
-// target, the median requests/s and the median p99 across rounds, the ratio
+// target, the median requests/s, the median p99 and the median CPU time
+// the answering server's processes spent per request across rounds, the ratio
 // of the medians to the baseline, and PASS/FAIL; any non-2xx response or
 // socket error fails a target and its dependants. wrk, the servers and
 // whatever else runs share the machine's cores and nothing is pinned, so

@@ -49,6 +49,8 @@ func newTargets(s servers) []*target {
 			baseline: bare, minRatio: 0.5, maxP99: 10 * time.Millisecond},
 		{name: "chat", label: "`POST /api/chat`, zero-latency provider", server: "proofsite live edge", url: s.chat.url + "/api/chat", pgid: s.chat.pgid,
 			post: chatRequest(), baseline: bare, minRatio: 0.5},
+		{name: "evaluate", label: "`POST " + evaluatePath + "`, 2 KB benign texts", server: "proofsite", url: s.proofsite.url + evaluatePath, pgid: s.proofsite.pgid,
+			post: evaluateRequest(), maxP99: 10 * time.Millisecond},
 		{name: "mcp-list", label: "MCP `tools/list`", server: "proofsite", url: s.proofsite.url + mcp.Endpoint, pgid: s.proofsite.pgid,
 			post: mcpRequest("tools/list", ""), baseline: bare, minRatio: 0.3},
 		{name: "mcp-verdict", label: "MCP `tools/call` ledger_verdict", server: "proofsite", url: s.proofsite.url + mcp.Endpoint, pgid: s.proofsite.pgid,
@@ -67,10 +69,11 @@ func newTargets(s servers) []*target {
 // nginx the copy the build hard-linked into the site.
 const tilePath = "/ledger/tile/0/000.p/224"
 
-// postRequest is a POST a target sends: its headers, in order, and body.
+// postRequest is a POST a target sends: its headers, in order, and its
+// bodies, sent in turn (most targets have one).
 type postRequest struct {
 	headers [][2]string
-	body    string
+	bodies  []string
 }
 
 // mcpRequest is a 2026-07-28 MCP request as a conforming client sends it:
@@ -83,20 +86,53 @@ func mcpRequest(method, tool string) *postRequest {
 		params = `"name":"` + tool + `","arguments":{},`
 		h = append(h, [2]string{mcp.HeaderName, tool})
 	}
-	return &postRequest{headers: h, body: `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params +
+	return &postRequest{headers: h, bodies: []string{`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + params +
 		`"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcp.ProtocolVersion + `",` +
-		`"io.modelcontextprotocol/clientInfo":{"name":"httpbench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`}
+		`"io.modelcontextprotocol/clientInfo":{"name":"httpbench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`}}
 }
 
-// luaScript is the wrk script that sends r on every request. The body goes
-// in a Lua long string, which needs no escaping as long as it holds no "]]".
+// luaScript is the wrk script that sends r on every request. With more
+// than one body, each wrk thread formats every request once (init) and
+// sends them in turn (request). A body goes in a Lua long string, which
+// needs no escaping (luaLong).
 func (r *postRequest) luaScript() string {
 	var b strings.Builder
-	b.WriteString("wrk.method = \"POST\"\nwrk.body = [[" + r.body + "]]\n")
+	b.WriteString("wrk.method = \"POST\"\nwrk.body = " + luaLong(r.bodies[0]) + "\n")
 	for _, h := range r.headers {
 		fmt.Fprintf(&b, "wrk.headers[%q] = %q\n", h[0], h[1])
 	}
+	if len(r.bodies) == 1 {
+		return b.String()
+	}
+	b.WriteString("local bodies = {\n")
+	for _, body := range r.bodies {
+		b.WriteString("  " + luaLong(body) + ",\n")
+	}
+	b.WriteString(`}
+local requests, n = {}, 0
+function init(args)
+  for i, body in ipairs(bodies) do
+    requests[i] = wrk.format(nil, nil, nil, body)
+  end
+end
+function request()
+  n = n % #requests + 1
+  return requests[n]
+end
+`)
 	return b.String()
+}
+
+// luaLong quotes s as a Lua long string of the lowest level whose closing
+// bracket neither occurs in s nor begins at its last byte: [[s]], else
+// [=[s]=], and so on. Lua drops a newline right after the opening bracket:
+// s must not begin with one (no body does: they are JSON objects).
+func luaLong(s string) string {
+	eq := ""
+	for strings.Contains(s+"]", "]"+eq+"]") {
+		eq += "="
+	}
+	return "[" + eq + "[" + s + "]" + eq + "]"
 }
 
 // summary is a target's line of the table.
@@ -104,6 +140,7 @@ type summary struct {
 	t     *target
 	rps   float64       // median requests/s across rounds
 	p99   time.Duration // median p99 across rounds
+	cpu   time.Duration // median server CPU time per request across rounds
 	ratio float64       // rps over the baseline's; 0 for a baseline
 	pass  bool
 	note  string // why it failed, or "" when it passed
@@ -113,7 +150,7 @@ type summary struct {
 // fails when it or its baseline had a non-2xx response or a socket error,
 // when its ratio is under minRatio, or when its p99 is at or over maxP99.
 func summarize(t *target) summary {
-	s := summary{t: t, rps: medianRate(t.results), p99: medianP99(t.results), pass: true}
+	s := summary{t: t, rps: medianRate(t.results), p99: medianP99(t.results), cpu: medianServerCPU(t.results), pass: true}
 	var fails []string
 	if n, sock := errorCounts(t.results); n+sock > 0 {
 		fails = append(fails, fmt.Sprintf("%d non-2xx, %d socket errors", n, sock))
@@ -150,6 +187,18 @@ func medianP99(rs []wrkResult) time.Duration {
 	xs := make([]time.Duration, len(rs))
 	for i, r := range rs {
 		xs[i] = r.P99
+	}
+	return benchstat.Median(xs)
+}
+
+// medianServerCPU is the median across rounds of the server's CPU time
+// per request; rounds without requests are left out.
+func medianServerCPU(rs []wrkResult) time.Duration {
+	var xs []time.Duration
+	for _, r := range rs {
+		if r.Requests > 0 {
+			xs = append(xs, r.ServerCPU/time.Duration(r.Requests))
+		}
 	}
 	return benchstat.Median(xs)
 }

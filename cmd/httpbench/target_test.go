@@ -73,6 +73,7 @@ func TestNewTargets(t *testing.T) {
 		"verify":           {"http://127.0.0.1:1/api/ledger/verify", "bare", 11, 0.5, 10 * time.Millisecond},
 		"status":           {"http://127.0.0.1:1/api/chain/status", "bare", 11, 0.5, 10 * time.Millisecond},
 		"chat":             {"http://127.0.0.1:4/api/chat", "bare", 14, 0.5, 0},
+		"evaluate":         {"http://127.0.0.1:1/api/v1/evaluate", "", 11, 0, 10 * time.Millisecond},
 		"mcp-list":         {"http://127.0.0.1:1/mcp", "bare", 11, 0.3, 0},
 		"mcp-verdict":      {"http://127.0.0.1:1/mcp", "bare", 11, 0.3, 0},
 		"static-proofsite": {"http://127.0.0.1:1/bench/page-10k.html", "static-nginx", 11, 0.8, 0},
@@ -104,13 +105,13 @@ func TestNewTargets(t *testing.T) {
 func TestChatScript(t *testing.T) {
 	r := chatRequest()
 	got := r.luaScript()
-	for _, want := range []string{"wrk.method = \"POST\"\n", "wrk.body = [[" + r.body + "]]\n", `wrk.headers["Content-Type"] = "application/json"`} {
+	for _, want := range []string{"wrk.method = \"POST\"\n", "wrk.body = [[" + r.bodies[0] + "]]\n", `wrk.headers["Content-Type"] = "application/json"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("script lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(r.body, "]]") || !json.Valid([]byte(r.body)) {
-		t.Errorf("body %s", r.body)
+	if len(r.bodies) != 1 || strings.Contains(got, "function request") || strings.Contains(r.bodies[0], "]]") || !json.Valid([]byte(r.bodies[0])) {
+		t.Errorf("bodies %q, script:\n%s", r.bodies, got)
 	}
 }
 
@@ -119,13 +120,27 @@ func TestChatScript(t *testing.T) {
 func TestMCPScript(t *testing.T) {
 	r := mcpRequest("tools/call", "ledger_verdict")
 	got := r.luaScript()
-	for _, want := range []string{"wrk.method = \"POST\"\n", "wrk.body = [[" + r.body + "]]\n", `wrk.headers["Mcp-Name"] = "ledger_verdict"`,
+	for _, want := range []string{"wrk.method = \"POST\"\n", "wrk.body = [[" + r.bodies[0] + "]]\n", `wrk.headers["Mcp-Name"] = "ledger_verdict"`,
 		`wrk.headers["MCP-Protocol-Version"] = "2026-07-28"`, `wrk.headers["Mcp-Method"] = "tools/call"`, `wrk.headers["Content-Type"] = "application/json"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("script lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(r.body, "]]") || !strings.Contains(r.body, `"name":"ledger_verdict"`) {
-		t.Errorf("body %s", r.body)
+	if strings.Contains(r.bodies[0], "]]") || !strings.Contains(r.bodies[0], `"name":"ledger_verdict"`) {
+		t.Errorf("body %s", r.bodies[0])
+	}
+}
+
+func TestLuaLong(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`:      `[[{"a":1}]]`,
+		`x]]y`:         `[=[x]]y]=]`,
+		`x]]y]=]z`:     `[==[x]]y]=]z]==]`,
+		`["a",["b"]]`:  `[=[["a",["b"]]]=]`,
+		"line\nbreak]": "[=[line\nbreak]]=]",
+	} {
+		if got := luaLong(in); got != want {
+			t.Errorf("luaLong(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -21,6 +21,10 @@ type wrkResult struct {
 	Non2xx         int64         // "Non-2xx or 3xx responses:"
 	SocketErrors   int64         // connect + read + write + timeout of "Socket errors:"
 
+	// ServerCPU is the CPU time the server under test (its process group)
+	// used during the run; measure sets it.
+	ServerCPU time.Duration
+
 	// OthersCPU is the share of the machine's CPU that processes other
 	// than wrk and the server under test used during the run, or -1 when
 	// unknown; measure sets it.

@@ -41,6 +41,10 @@ type branch struct {
 	// when the branch has no such set; it then runs on windows.
 	leads []int
 	at    *regexp.Regexp
+	// reDFA and atDFA tell whether re and at match at all, for the
+	// expressions too large for regexp's faster engines (see dfa); nil
+	// for the others.
+	reDFA, atDFA *dfa
 	// follows are sets of literals (indices) that every match of a lead
 	// branch holds one of besides its lead: an attempt is made only where
 	// one of each occurs within leadSpan bytes after the lead.
@@ -347,7 +351,8 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 			d.anchorWords = wordBounds(tree, d.anchorSets, prefilterOf)
 		}
 		d.gateSets, d.gateWords = gatesOf(tree, words)
-		return d, nil
+		d.atDFA, err = dfaFor(at)
+		return d, err
 	}
 	re, err := regexp.Compile(src)
 	if err != nil {
@@ -368,7 +373,13 @@ func draftBranch(pt part, p *Pattern) (branchDraft, error) {
 			d.startKeys = l.keys
 		}
 	}
-	return d, nil
+	if d.reDFA, err = dfaFor(d.re); err != nil {
+		return d, err
+	}
+	if d.at != nil {
+		d.atDFA, err = dfaFor(d.at)
+	}
+	return d, err
 }
 
 // finish numbers a draft's literals: its prefilter's, its leads', and its
@@ -594,6 +605,9 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 // find looks for a (validated) match of branch b in text[w[0]:w[1]].
 func (pc *precheck) find(c *compiled, b *branch, s *scan, v *view, text string, w [2]int) (offset, length int, ok bool) {
 	win := text[w[0]:w[1]]
+	if !b.reDFA.mayMatch(win) {
+		return 0, 0, false
+	}
 	if c.validate == nil && !b.wordStart {
 		if b.starts != nil && !insideWord(text, w[0]) && !insideWord(text, w[1]) {
 			return s.findStart(b, text, w)
@@ -655,6 +669,9 @@ func (s *scan) findStart(b *branch, text string, w [2]int) (offset, length int, 
 		if i > 0 && at == s.startsAt[i-1] {
 			continue
 		}
+		if !b.atDFA.mayMatch(text[at:w[1]]) {
+			continue
+		}
 		if loc := b.at.FindStringIndex(text[at:w[1]]); loc != nil {
 			return int(at), loc[1], true
 		}
@@ -678,6 +695,9 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
+			if !b.atDFA.mayMatch(win) {
+				continue
+			}
 			if c.validate == nil {
 				if loc := b.at.FindStringIndex(win); loc != nil {
 					return at, loc[1], true
