@@ -21,7 +21,7 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/, r4/, r5/, r6/, r7/), each dealt to the splits by a random stream of
+// rounds (more/, r3/ to r8/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
@@ -50,4 +50,17 @@
 // tasks with an input block or answer rules ("Instructions:", "Respond
 // only with"), code and configuration questions, and trigger words
 // ("ignore", "override", "system", "password") used harmlessly.
+// Round 8 added ordinary text in the registers and lengths people use
+// with assistants (questions with background, writing and rewriting tasks
+// with the text pasted in, maths word problems told as stories, long role
+// requests with their rules, "I want you to act as ... My first request
+// is", questions about the assistant itself, news summaries that report
+// crimes, some in other languages and scripts), hard negatives (violent
+// words in harmless senses, game and fiction contexts, history,
+// definitions, public and fictional figures, discussions of jailbreaks,
+// and "ignore", "bypass", "override", "uncensored", "jailbreak" used
+// harmlessly), and harmful requests phrased as harmful-behaviour
+// benchmarks phrase them (direct imperatives, persuasive articles for
+// false and harmful claims, short questions that share their words with
+// the hard negatives, privacy violations against named relations).
 package quality
