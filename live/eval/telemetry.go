@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -223,14 +224,16 @@ func ComplianceWindow(hours int, now time.Time) (from, to time.Time, err error) 
 	return to.Add(-time.Duration(hours) * time.Hour), to, nil
 }
 
-// Compliance summarises the records whose time is in [from, to).
-func Compliance(records []Record, from, to time.Time) ComplianceReport {
+// Compliance summarises the records whose time is in [from, to). It keeps
+// none of them (a journal may yield each from a compact form into the same
+// memory).
+func Compliance(records iter.Seq[Record], from, to time.Time) ComplianceReport {
 	r := ComplianceReport{From: from.UTC(), To: to.UTC(), Hours: int(to.Sub(from) / time.Hour),
 		ByCategory: map[Category]int{}, ByDecision: map[Decision]int{}, ByKind: map[RecordKind]int{}}
 	for _, d := range Decisions {
 		r.ByDecision[d] = 0
 	}
-	for _, rec := range records {
+	for rec := range records {
 		if rec.Time.Before(from) || !rec.Time.Before(to) {
 			continue
 		}

@@ -3,6 +3,7 @@ package eval
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -29,7 +30,7 @@ func TestCompliance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Compliance(records, from, to)
+	r := Compliance(slices.Values(records), from, to)
 	if r.TotalChecks != 3 || r.Compliant != 1 || r.Certifications != 1 || r.Flags != 3 || r.FlaggedChecks != 2 || r.Hours != 24 {
 		t.Errorf("report %+v", r)
 	}
@@ -39,7 +40,7 @@ func TestCompliance(t *testing.T) {
 	if r.ByCategory[PromptInjection] != 1 || r.ByCategory[Secrets] != 1 || r.ByCategory[Jailbreak] != 0 || r.ByDecision[Block] != 1 {
 		t.Errorf("breakdown %v %v", r.ByCategory, r.ByDecision)
 	}
-	empty := Compliance(nil, from, to)
+	empty := Compliance(slices.Values([]Record(nil)), from, to)
 	if empty.ComplianceRate != nil || empty.TotalChecks != 0 {
 		t.Errorf("empty window %+v", empty)
 	}

@@ -238,6 +238,16 @@ func (r *Renderer) Render(ctx context.Context, site *content.Site, all bool, emi
 		}
 		work = append(work, t)
 	}
+	if all {
+		// Longest first: the plan lists the pages, short and many, before
+		// the site-wide jobs (the icons, the lists of every page, the
+		// feeds), each of which takes as long as many pages. Handed out in
+		// plan order, those ran last, one core drawing the icons while the
+		// other had nothing left to do; in reverse order the pages fill in
+		// behind them. An incremental Render keeps the plan order, which
+		// puts an edited page first.
+		slices.Reverse(work)
+	}
 
 	var (
 		next  atomic.Int64
