@@ -28,6 +28,12 @@ type Evaluation struct {
 	Records EvalRecords
 	// CertKey signs certification previews.
 	CertKey ledger.PrivateKey
+	// Concurrency bounds the evaluations (evaluate, govern, certify) that
+	// run at once; the others wait their turn in arrival order. 0 means
+	// one per core (runtime.GOMAXPROCS), the right bound for the offline
+	// stages, which only use the CPU; a negative value means no bound,
+	// for an evaluator whose AI scan waits on a judge over the network.
+	Concurrency int
 }
 
 // EvalRecords answers compliance and telemetry from persisted records.
@@ -135,7 +141,11 @@ func (d *definition) registerEval() {
 		Summary: "Analyse a prompt and a model's response (input and output profiles), with a suggested_rewrite_prompt"},
 		PostRoute{MaxBodyBytes: evalBodyBytes},
 		func(ctx context.Context, in *GovernInput) (*reply[GovernResponse], error) {
-			g, err := s.opts.Eval.Evaluator.Govern(ctx, in.Body.Prompt, in.Body.Response)
+			var g eval.GovernReport
+			var err error
+			if terr := s.evalTurns.run(ctx, func() { g, err = s.opts.Eval.Evaluator.Govern(ctx, in.Body.Prompt, in.Body.Response) }); terr != nil {
+				return nil, terr
+			}
 			if err != nil {
 				return nil, evalProblem(err)
 			}
@@ -162,9 +172,13 @@ func (d *definition) registerEval() {
 		})
 }
 
-// evaluate evaluates a text (both the operation and its fast path).
+// evaluate evaluates a text in its turn (Evaluation.Concurrency).
 func (s *Server) evaluate(ctx context.Context, text string) (*reply[EvaluateResponse], error) {
-	r, err := s.opts.Eval.Evaluator.Evaluate(ctx, text)
+	var r eval.Report
+	var err error
+	if terr := s.evalTurns.run(ctx, func() { r, err = s.opts.Eval.Evaluator.Evaluate(ctx, text) }); terr != nil {
+		return nil, terr
+	}
 	if err != nil {
 		return nil, evalProblem(err)
 	}
@@ -174,7 +188,12 @@ func (s *Server) evaluate(ctx context.Context, text string) (*reply[EvaluateResp
 // certify evaluates the pair and signs the certificate body as a preview.
 func (s *Server) certify(ctx context.Context, prompt, response string) (*reply[CertifyResponse], error) {
 	ev := s.opts.Eval
-	c, g, err := ev.Evaluator.Certify(ctx, prompt, response)
+	var c eval.Certificate
+	var g eval.GovernReport
+	var err error
+	if terr := s.evalTurns.run(ctx, func() { c, g, err = ev.Evaluator.Certify(ctx, prompt, response) }); terr != nil {
+		return nil, terr
+	}
 	if err != nil {
 		return nil, evalProblem(err)
 	}

@@ -109,17 +109,20 @@ const ReloadPrefix = "/__proofsite"
 
 // Server is the live edge.
 type Server struct {
-	opts      Options
-	site      *Site
-	chain     Chain
-	app       *fiber.App
-	apiApp    *fiber.App // the API origin's listener; nil without a chain
-	static    *staticSite
-	tiles     *tileCache // the log's files (tileDir)
-	clientIP  *clientIPs
-	limiter   *rateLimiter // shared by both listeners
-	ai        *aiEdge      // nil without Options.AI
-	evalFasts []*evalFast  // POST /api/v1/evaluate's fast paths, one a listener
+	opts     Options
+	site     *Site
+	chain    Chain
+	app      *fiber.App
+	apiApp   *fiber.App // the API origin's listener; nil without a chain
+	static   *staticSite
+	tiles    *tileCache // the log's files (tileDir)
+	clientIP *clientIPs
+	limiter  *rateLimiter // shared by both listeners
+	ai       *aiEdge      // nil without Options.AI
+	// evalTurns admits evaluations (Evaluation.Concurrency); nil without
+	// Options.Eval or without a bound.
+	evalTurns turns
+	evalFasts []*evalFast // POST /api/v1/evaluate's fast paths, one a listener
 	log       *slog.Logger
 
 	mu        sync.Mutex
@@ -167,6 +170,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, site: opts.Site, chain: opts.Chain, clientIP: ips, limiter: newRateLimiter(), log: log, started: time.Now().UTC()}
 	s.tiles = newTileCache(s.tileDir())
+	if opts.Eval != nil {
+		s.evalTurns = newTurns(opts.Eval.Concurrency)
+	}
 	if opts.AI != nil {
 		if s.ai, err = newAIEdge(opts.AI, log); err != nil {
 			return nil, err

@@ -113,7 +113,11 @@ func openEvaluation(env *environment, cfg *config, site *content.Site, c *chain.
 		j.Close()
 		return nil, nil, err
 	}
-	return &live.Evaluation{Evaluator: ev, Records: j, CertKey: key}, j, nil
+	e := &live.Evaluation{Evaluator: ev, Records: j, CertKey: key}
+	if judge != nil {
+		e.Concurrency = -1 // an AI scan that waits on the network takes no turn of a core
+	}
+	return e, j, nil
 }
 
 // evalRecordsFile is where the evaluator's records are kept, under the
