@@ -471,12 +471,13 @@ func (m *Model) Scan(text string) Result {
 }
 
 // Bounds that let Scan skip a window's softmax without changing its
-// result. Every probability softmax computes from logits z is within a
-// relative 1e-13 (and, for 1 - P(benign), an absolute 1e-14) of the exact
-// one, whose class probabilities are at most sigmoid(z[c]) and whose
-// attack probability is at most sigmoid(max(z) + log k). A bound is the
-// logit of the best probability so far less margins far wider than those
-// errors, so a window at or under it cannot beat the best.
+// result. Every class probability softmax computes from logits z is
+// within a relative 1e-13 of the exact one, and 1 - P(benign) within an
+// absolute 1e-14; the exact class probabilities are at most sigmoid(z[c])
+// and the attack probability at most sigmoid(max(z) + log k). A bound is
+// the logit of the best probability so far less margins wider than those
+// errors (a relative 1e-12, an absolute 1e-13, then 1e-9 on the logit for
+// the logarithm's), so a window at or under it cannot beat the best.
 
 // classBound returns the highest logit a class may have in a window that
 // cannot raise the class's best probability p.
