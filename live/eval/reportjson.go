@@ -309,7 +309,10 @@ func (r *Report) checkJSON() error {
 var errJSONValue = errors.New("eval: a number or time JSON cannot encode")
 
 // appendStrings appends a slice of strings.
-func appendStrings[S ~string](b []byte, ss []S) []byte {
+func appendStrings[S ~string](b []byte, ss []S) []byte { return appendJSONStrings(b, ss, false) }
+
+// appendJSONStrings is appendStrings with appendJSONString's html.
+func appendJSONStrings[S ~string](b []byte, ss []S, html bool) []byte {
 	if ss == nil {
 		return append(b, `null`...)
 	}
@@ -318,7 +321,7 @@ func appendStrings[S ~string](b []byte, ss []S) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, string(s))
+		b = appendJSONString(b, string(s), html)
 	}
 	return append(b, ']')
 }
@@ -353,12 +356,16 @@ const hexDigits = "0123456789abcdef"
 // appendString appends s as a JSON string the way encoding/json does with
 // HTML escaping off: the short escapes \b \f \n \r \t \" \\, other controls
 // as \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
+func appendString(b []byte, s string) []byte { return appendJSONString(b, s, false) }
+
+// appendJSONString is appendString that, with html, also escapes <, > and &
+// as \u003c, \u003e and \u0026, as encoding/json.Marshal does.
+func appendJSONString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
 				i++
 				continue
 			}
@@ -376,7 +383,7 @@ func appendString(b []byte, s string) []byte {
 				b = append(b, '\\', 'r')
 			case '\t':
 				b = append(b, '\\', 't')
-			default:
+			default: // other controls, and <, > and & with html
 				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
 			i++

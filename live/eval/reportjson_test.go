@@ -20,8 +20,8 @@ func stdJSON(t *testing.T, r *Report) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
-// TestReportAppendJSON holds Report.AppendJSON to encoding/json, byte for
-// byte: on the report of every corpus text and of variants of some, and
+// TestReportAppendJSON holds Report.AppendJSON and Record.AppendJSON to
+// encoding/json, byte for byte: on the report and record of every corpus text and of variants of some, and
 // on reports that set every optional field, nil and empty slices and maps,
 // and strings and numbers at every escaping and formatting rule.
 func TestReportAppendJSON(t *testing.T) {
@@ -49,6 +49,7 @@ func TestReportAppendJSON(t *testing.T) {
 				continue // refused input: no report
 			}
 			check("corpus text", &r)
+			checkRecord(t, e.record(KindEvaluate, r))
 		}
 	}
 
@@ -83,5 +84,19 @@ func TestReportAppendJSON(t *testing.T) {
 		{EvaluatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
 	} {
 		check("refused", &bad)
+	}
+	checkRecord(t, Record{Kind: KindGovern, InputSHA256: odd, OutputSHA256: "<&>", Categories: []Category{Jailbreak, "<"}, FlagIDs: []string{},
+		Decision: Review, Score: -3, Entropy: EnginePartial, StageErrors: []string{odd}, Time: full.EvaluatedAt})
+	checkRecord(t, Record{})
+	checkRecord(t, Record{Time: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)})
+}
+
+// checkRecord holds Record.AppendJSON to encoding/json.Marshal.
+func checkRecord(t *testing.T, rec Record) {
+	t.Helper()
+	want, werr := json.Marshal(rec)
+	got, gerr := rec.AppendJSON(nil)
+	if (werr != nil) != (gerr != nil) || werr == nil && !bytes.Equal(got, want) {
+		t.Fatalf("record: AppendJSON wrote (%v)\n%s\nencoding/json (%v)\n%s", gerr, got, werr, want)
 	}
 }
