@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-json-experiment/json/jsontext"
@@ -121,7 +122,9 @@ func (f *evalFast) take(c *fiber.Ctx) (text string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	return string(unquoted), true
+	// The text is the buffer, without a second copy: nothing else holds
+	// the buffer or writes to it again.
+	return unsafe.String(unsafe.SliceData(unquoted), len(unquoted)), true
 }
 
 // quotedEnd returns the index after the JSON string that begins value
