@@ -12,8 +12,8 @@ import (
 // AppendJSON appends the report as encoding/json encodes it with HTML
 // escaping off (huma's JSON format, what the evaluate route answers),
 // byte for byte and without the newline an Encoder adds, but without
-// reflection: the route encodes one report a request, and encoding/json
-// cost about as much as the rest of the route outside the evaluator.
+// reflection or allocation: the route encodes one report a request, and
+// encoding/json took about 3% of its CPU under wrk, with 17 allocations.
 // TestReportAppendJSON holds it to encoding/json on the whole corpus and
 // on a report with every optional field set. It returns an error where
 // encoding/json would (a NaN or infinite score, a time outside years
