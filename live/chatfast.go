@@ -92,8 +92,8 @@ func (f *chatFast) serve(c *fiber.Ctx) error {
 	if err != nil {
 		return failAsHuma(c, f.e.problem(err))
 	}
-	buf := answerBuffers.Get().(*[]byte)
-	defer answerBuffers.Put(buf)
+	buf := bodyBuffers.Get().(*[]byte)
+	defer bodyBuffers.Put(buf)
 	a, err := f.e.chatAnswer(*buf, requested, r, sha256Hex(body)) // the body is its canonical form
 	if err != nil {
 		return failAsHuma(c, f.e.problem(err))
@@ -104,8 +104,9 @@ func (f *chatFast) serve(c *fiber.Ctx) error {
 	return nil
 }
 
-// answerBuffers hold signed answers while they are built.
-var answerBuffers = sync.Pool{New: func() any { return new([]byte) }}
+// bodyBuffers hold the bodies the fast paths build (chat's signed answers,
+// evaluation reports) until fasthttp copies them.
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // take returns the message, the requested node and the answering node of
 // a request the fast path answers: no query string, an Accept header that

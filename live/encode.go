@@ -74,15 +74,20 @@ func writeWithGeneratedAt(w io.Writer, doc []byte, at time.Time) error {
 		return err
 	}
 	var buf [64]byte
-	tail := buf[:0]
-	if len(doc) > 2 {
-		tail = append(tail, ',')
-	}
-	tail = append(tail, `"generated_at":"`...)
-	tail = at.AppendFormat(tail, time.RFC3339Nano)
-	tail = append(tail, '"', '}', '\n')
-	_, err := w.Write(tail)
+	_, err := w.Write(appendGeneratedAt(buf[:0], at, len(doc) > 2))
 	return err
+}
+
+// appendGeneratedAt appends what ends a JSON object with an embedded Fresh
+// after its other members (if it has some), as huma's format writes it:
+// "generated_at": at, the closing brace and a newline.
+func appendGeneratedAt(b []byte, at time.Time, some bool) []byte {
+	if some {
+		b = append(b, ',')
+	}
+	b = append(b, `"generated_at":"`...)
+	b = at.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"', '}', '\n')
 }
 
 // docMemo keeps one route's last document and its encoding, for the chain

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/go-json-experiment/json/jsontext"
@@ -80,7 +81,15 @@ func (f *evalFast) serve(c *fiber.Ctx) error {
 		return failAsHuma(c, err)
 	}
 	c.Response().Header.SetContentType(fiber.MIMEApplicationJSON)
-	return jsonFormat.Marshal(c.Response().BodyWriter(), r.Body)
+	buf := bodyBuffers.Get().(*[]byte)
+	defer bodyBuffers.Put(buf)
+	body, err := r.Body.appendJSON((*buf)[:0])
+	if err != nil {
+		return jsonFormat.Marshal(c.Response().BodyWriter(), r.Body) // huma's format says why
+	}
+	*buf = body
+	c.Response().SetBody(body) // a copy, in the response's own pooled buffer
+	return nil
 }
 
 // take returns the text of a request the fast path answers: no query
@@ -113,7 +122,9 @@ func (f *evalFast) take(c *fiber.Ctx) (text string, ok bool) {
 	if err != nil {
 		return "", false
 	}
-	return string(unquoted), true
+	// The text is the buffer, without a second copy: nothing else holds
+	// the buffer or writes to it again.
+	return unsafe.String(unsafe.SliceData(unquoted), len(unquoted)), true
 }
 
 // quotedEnd returns the index after the JSON string that begins value

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/proofsite/proofsite/ledger"
@@ -61,6 +62,31 @@ type EvaluateResponse struct {
 	eval.Report
 	Fresh
 }
+
+// encoded returns the report's encoding (eval.Report.AppendJSON, without
+// reflection) for jsonFormat to write with generated_at (preEncoded). A
+// report encoding/json would refuse goes to huma's format, which says
+// why.
+func (r EvaluateResponse) encoded() ([]byte, time.Time) {
+	doc, err := r.Report.AppendJSON(make([]byte, 0, evaluateResponseBytes))
+	if err != nil {
+		return nil, time.Time{}
+	}
+	return doc, r.GeneratedAt
+}
+
+// appendJSON appends the response as huma's JSON format writes it, newline
+// included, or fails where that format would.
+func (r *EvaluateResponse) appendJSON(b []byte) ([]byte, error) {
+	b, err := r.Report.AppendJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return appendGeneratedAt(b[:len(b)-1], r.GeneratedAt, true), nil // a report has members
+}
+
+// evaluateResponseBytes is room for the encoding of most reports.
+const evaluateResponseBytes = 4096
 
 // GovernInput is POST /api/v1/govern and POST /api/v1/certify.
 type GovernInput struct {

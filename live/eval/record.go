@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 	"time"
 )
@@ -30,6 +31,40 @@ type Record struct {
 	Entropy      EngineStatus `json:"entropy_status"`
 	StageErrors  []string     `json:"stage_errors,omitempty"` // names of the stages that failed
 	Time         time.Time    `json:"time"`
+}
+
+// AppendJSON appends the record as encoding/json.Marshal encodes it, byte
+// for byte, without reflection (TestReportAppendJSON): the journal writes
+// one a request.
+func (r *Record) AppendJSON(b []byte) ([]byte, error) {
+	if y := r.Time.Year(); y < 0 || y > 9999 {
+		return b, errJSONValue
+	}
+	b = append(b, `{"kind":`...)
+	b = appendJSONString(b, string(r.Kind), true)
+	b = append(b, `,"input_sha256":`...)
+	b = appendJSONString(b, r.InputSHA256, true)
+	if r.OutputSHA256 != "" {
+		b = append(b, `,"output_sha256":`...)
+		b = appendJSONString(b, r.OutputSHA256, true)
+	}
+	b = append(b, `,"categories":`...)
+	b = appendJSONStrings(b, r.Categories, true)
+	b = append(b, `,"flag_ids":`...)
+	b = appendJSONStrings(b, r.FlagIDs, true)
+	b = append(b, `,"decision":`...)
+	b = appendJSONString(b, string(r.Decision), true)
+	b = append(b, `,"score":`...)
+	b = strconv.AppendInt(b, int64(r.Score), 10)
+	b = append(b, `,"entropy_status":`...)
+	b = appendJSONString(b, string(r.Entropy), true)
+	if len(r.StageErrors) > 0 {
+		b = append(b, `,"stage_errors":`...)
+		b = appendJSONStrings(b, r.StageErrors, true)
+	}
+	b = append(b, `,"time":`...)
+	b = appendTime(b, r.Time)
+	return append(b, '}'), nil
 }
 
 // Recorder keeps records (the persistence layer implements it).
