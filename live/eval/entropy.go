@@ -375,14 +375,19 @@ func scripts(text string, bytes *[256]int) (map[string]int, float64) {
 	if latin > 0 {
 		counts["latin"] = latin
 	}
+	return counts, mixing(counts, total)
+}
+
+// mixing is the share of total letters outside the script with the most.
+func mixing(counts map[string]int, total int) float64 {
 	if total == 0 {
-		return counts, 0
+		return 0
 	}
 	top := 0
 	for _, n := range counts {
 		top = max(top, n)
 	}
-	return counts, round3(1 - float64(top)/float64(total))
+	return round3(1 - float64(top)/float64(total))
 }
 
 // round3 rounds to three decimals, which is all a report needs.

@@ -260,12 +260,5 @@ func referenceScripts(text string) (map[string]int, float64) {
 		}
 		counts[name]++
 	}
-	if total == 0 {
-		return counts, 0
-	}
-	top := 0
-	for _, n := range counts {
-		top = max(top, n)
-	}
-	return counts, round3(1 - float64(top)/float64(total))
+	return counts, mixing(counts, total)
 }
