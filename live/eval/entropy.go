@@ -1,13 +1,13 @@
 package eval
 
 import (
-	"compress/flate"
-	"hash/maphash"
 	"io"
 	"math"
 	"sync"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/klauspost/compress/flate"
 )
 
 // EngineStatus is the state of the entropy engine, which telemetry reports.
@@ -45,17 +45,30 @@ type EntropyReport struct {
 	Entropy            float64        `json:"entropy"`              // bits per byte over the text
 	MaxWindowEntropy   float64        `json:"max_window_entropy"`   // over 64-byte windows
 	HighEntropyWindows int            `json:"high_entropy_windows"` // window positions above 5 bits per byte
-	CompressionRatio   float64        `json:"compression_ratio"`    // deflate size over size
+	CompressionRatio   float64        `json:"compression_ratio"`    // deflate size (klauspost/compress level 1) over size
 	Repetition         float64        `json:"repetition"`           // share of word trigrams seen before
 	Scripts            map[string]int `json:"scripts"`              // letters per script
 	ScriptMixing       float64        `json:"script_mixing"`        // share of letters outside the main script
 	Anomalies          []string       `json:"anomalies"`
 }
 
-// clog2[c] is c*log2(c), for the sliding window's entropy.
-var clog2 = func() (t [entropyWindow + 1]float64) {
-	for c := 1; c <= entropyWindow; c++ {
-		t[c] = float64(c) * math.Log2(float64(c))
+// entropyUp[c] and entropyDown[c] are the changes of Σ c·log2 c when a
+// byte's count in the sliding window goes from c to c+1 and from c to c-1
+// (indexed by a byte, so that no lookup needs a bounds check).
+var entropyUp, entropyDown = func() (up, down [256]float64) {
+	clog2 := func(c int) float64 {
+		if c == 0 {
+			return 0
+		}
+		return float64(c) * math.Log2(float64(c))
+	}
+	for c := range entropyWindow + 1 {
+		if c < entropyWindow {
+			up[c] = clog2(c+1) - clog2(c)
+		}
+		if c > 0 {
+			down[c] = clog2(c-1) - clog2(c)
+		}
 	}
 	return
 }()
@@ -76,7 +89,7 @@ func analyse(text string, homoglyphWords, limit int) EntropyReport {
 	r.CompressionRatio = round3(compressionRatio(text))
 	words := 0
 	r.Repetition, words = repetition(text)
-	r.Scripts, r.ScriptMixing = scripts(text)
+	r.Scripts, r.ScriptMixing = scripts(text, &counts)
 	if r.HighEntropyWindows >= highEntropyRun {
 		r.Anomalies = append(r.Anomalies, AnomalyHighEntropy)
 	}
@@ -90,6 +103,22 @@ func analyse(text string, homoglyphWords, limit int) EntropyReport {
 	return r
 }
 
+// highWindowSum is the largest Σ c·log2 c of a window whose entropy,
+// logW - sum/entropyWindow, is at least highEntropy: the entropy falls as
+// the sum grows, so windowEntropy compares sums instead of entropies.
+var highWindowSum = func() float64 {
+	s := (logW - highEntropy) * entropyWindow
+	for {
+		next := math.Nextafter(s, math.Inf(1))
+		if logW-next/entropyWindow < highEntropy {
+			return s
+		}
+		s = next
+	}
+}()
+
+const logW = 6 // log2(entropyWindow)
+
 // windowEntropy slides a 64-byte window over text, one byte at a time,
 // keeping Σ c·log2 c up to date, and returns the highest entropy and how
 // many positions were above highEntropy.
@@ -97,30 +126,33 @@ func windowEntropy(text string) (maxH float64, high int) {
 	if len(text) < entropyWindow {
 		return round3(shannon(text)), 0
 	}
-	var counts [256]int
+	var counts [256]uint8 // a window holds 64 bytes
 	sum := 0.0
-	for i := range entropyWindow {
-		c := text[i]
-		sum += clog2[counts[c]+1] - clog2[counts[c]]
+	for _, c := range []byte(text[:entropyWindow]) {
+		sum += entropyUp[counts[c]]
 		counts[c]++
 	}
-	const logW = 6 // log2(entropyWindow)
-	for i := entropyWindow; ; i++ {
-		h := logW - sum/entropyWindow
-		if h > maxH {
-			maxH = h
+	minSum := sum
+	in := text[entropyWindow:]
+	out := text[:len(in)]
+	for i := 0; ; i++ {
+		if sum < minSum {
+			minSum = sum
 		}
-		if h >= highEntropy {
+		if sum <= highWindowSum {
 			high++
 		}
-		if i == len(text) {
+		if i == len(in) {
 			break
 		}
-		out, in := text[i-entropyWindow], text[i]
-		sum += clog2[counts[out]-1] - clog2[counts[out]]
-		counts[out]--
-		sum += clog2[counts[in]+1] - clog2[counts[in]]
-		counts[in]++
+		o, n := out[i], in[i]
+		sum += entropyDown[counts[o]]
+		counts[o]--
+		sum += entropyUp[counts[n]]
+		counts[n]++
+	}
+	if h := logW - minSum/entropyWindow; h > 0 {
+		maxH = h
 	}
 	return round3(maxH), high
 }
@@ -143,7 +175,10 @@ type counter int
 
 func (c *counter) Write(p []byte) (int, error) { *c += counter(len(p)); return len(p), nil }
 
-// compressionRatio is the deflate (fastest level) size of text over its size.
+// compressionRatio is the size of text deflated by klauspost/compress at
+// level 1 over its size. Under 128 bytes, and where matching would save
+// less than a sixteenth, that level writes Huffman-only blocks, so such
+// texts score higher than a stdlib deflate would give them.
 func compressionRatio(text string) float64 {
 	if text == "" {
 		return 1
@@ -160,50 +195,115 @@ func compressionRatio(text string) float64 {
 	return float64(n) / float64(len(text))
 }
 
-// seed keys the word hashes of repetition (process-local; only equality matters).
-var seed = maphash.MakeSeed()
+// trigramSet is a set of trigram hashes with open addressing: for a 2 KB
+// text a few hundred entries, which a Go map spends most of repetition's
+// time on.
+type trigramSet struct {
+	slots []uint64 // a power of two long, at most half full; 0 is empty
+	n     int
+	zero  bool // whether 0, which marks an empty slot, is in the set
+}
 
-// trigramSets reuses repetition's sets of seen trigrams: a set for a
-// 2 KB text is a few hundred entries, worth keeping rather than building
-// again for every text.
-var trigramSets = sync.Pool{New: func() any { return map[uint64]struct{}{} }}
+// trigramSets reuses trigramSets.
+var trigramSets = sync.Pool{New: func() any { return new(trigramSet) }}
+
+// reset empties the set and sizes it for about want entries.
+func (s *trigramSet) reset(want int) {
+	size := 64
+	for size < 2*want {
+		size *= 2
+	}
+	if cap(s.slots) < size {
+		s.slots = make([]uint64, size)
+	} else {
+		s.slots = s.slots[:size]
+		clear(s.slots)
+	}
+	s.n, s.zero = 0, false
+}
+
+// add puts k in the set and reports whether it was there already.
+func (s *trigramSet) add(k uint64) (had bool) {
+	if k == 0 {
+		had, s.zero = s.zero, true
+		return had
+	}
+	if 2*(s.n+1) > len(s.slots) {
+		s.grow()
+	}
+	mask := uint64(len(s.slots) - 1)
+	for i := slotOf(k, mask); ; i = (i + 1) & mask {
+		switch s.slots[i] {
+		case k:
+			return true
+		case 0:
+			s.slots[i] = k
+			s.n++
+			return false
+		}
+	}
+}
+
+// grow doubles the table and puts the entries back.
+func (s *trigramSet) grow() {
+	old := s.slots
+	s.slots = make([]uint64, 2*len(old))
+	mask := uint64(len(s.slots) - 1)
+	for _, k := range old {
+		if k == 0 {
+			continue
+		}
+		i := slotOf(k, mask)
+		for s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		s.slots[i] = k
+	}
+}
+
+// slotOf is k's first slot: the top bits of k times 2⁶⁴/φ, which mixes
+// the word hashes' weak low bits into the slot number.
+func slotOf(k, mask uint64) uint64 {
+	return k * 0x9e3779b97f4a7c15 >> 32 & mask
+}
+
+// FNV-1a, which hashes a word as repetition reads it.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
 
 // repetition is the share of word trigrams that occurred earlier in text,
 // and the number of words.
 func repetition(text string) (share float64, words int) {
 	var prev [2]uint64
-	seen := trigramSets.Get().(map[uint64]struct{})
+	seen := trigramSets.Get().(*trigramSet)
+	seen.reset(len(text) / 4)
 	defer func() {
-		if len(seen) <= 4096 { // a set grown by a long text is left to the collector
-			clear(seen)
+		if len(seen.slots) <= 1<<14 { // a set grown by a long text is left to the collector
 			trigramSets.Put(seen)
 		}
 	}()
 	trigrams, repeats := 0, 0
 	for i := 0; i < len(text); {
-		for i < len(text) && !wordByte(text[i]) {
+		for i < len(text) && !wordBytes[text[i]] {
 			i++
 		}
-		j := i
-		for j < len(text) && wordByte(text[j]) {
-			j++
-		}
-		if j == i {
+		if i == len(text) {
 			break
 		}
-		h := maphash.String(seed, text[i:j])
+		h := uint64(fnvOffset)
+		for ; i < len(text) && wordBytes[text[i]]; i++ {
+			h = (h ^ uint64(text[i])) * fnvPrime
+		}
 		words++
 		if words >= 3 {
-			tri := h ^ prev[1]*31 ^ prev[0]*961
 			trigrams++
-			if _, ok := seen[tri]; ok {
+			if seen.add(h ^ prev[1]*31 ^ prev[0]*961) {
 				repeats++
-			} else {
-				seen[tri] = struct{}{}
 			}
 		}
 		prev[0], prev[1] = prev[1], h
-		i = j
 	}
 	if trigrams == 0 {
 		return 0, words
@@ -211,9 +311,14 @@ func repetition(text string) (share float64, words int) {
 	return round3(float64(repeats) / float64(trigrams)), words
 }
 
-func wordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= utf8.RuneSelf
-}
+// wordBytes marks the bytes of words: ASCII letters and digits, and every
+// byte of a multi-byte character.
+var wordBytes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= utf8.RuneSelf
+	}
+	return
+}()
 
 // scriptTables names the scripts scripts counts; other letters count as "other".
 var scriptTables = []struct {
@@ -226,31 +331,39 @@ var scriptTables = []struct {
 	{"katakana", unicode.Katakana}, {"thai", unicode.Thai},
 }
 
-// scripts counts letters per script and the share outside the main one.
-func scripts(text string) (map[string]int, float64) {
+// scripts counts letters per script and the share outside the main one;
+// bytes is the text's byte histogram, which counts the ASCII letters.
+func scripts(text string, bytes *[256]int) (map[string]int, float64) {
 	counts := map[string]int{}
-	latin, total := 0, 0
-	for i := 0; i < len(text); {
-		c := text[i]
-		if c < utf8.RuneSelf {
-			if c|0x20 >= 'a' && c|0x20 <= 'z' {
-				latin++
-				total++
-			}
+	latin, high := 0, 0
+	for c := 'A'; c <= 'Z'; c++ {
+		latin += bytes[c] + bytes[c|0x20]
+	}
+	for _, n := range bytes[utf8.RuneSelf:] {
+		high += n
+	}
+	total := latin
+	last := 0 // the script of the previous letter, tried first
+	for i := 0; high > 0 && i < len(text); {
+		if text[i] < utf8.RuneSelf {
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(text[i:])
-		i += n
+		i, high = i+n, high-n
 		if !unicode.IsLetter(r) {
 			continue
 		}
 		total++
 		name := "other"
-		for _, s := range scriptTables {
-			if unicode.Is(s.table, r) {
-				name = s.name
-				break
+		if unicode.Is(scriptTables[last].table, r) {
+			name = scriptTables[last].name
+		} else {
+			for k, s := range scriptTables {
+				if unicode.Is(s.table, r) {
+					name, last = s.name, k
+					break
+				}
 			}
 		}
 		if name == "latin" {
@@ -262,14 +375,19 @@ func scripts(text string) (map[string]int, float64) {
 	if latin > 0 {
 		counts["latin"] = latin
 	}
+	return counts, mixing(counts, total)
+}
+
+// mixing is the share of total letters outside the script with the most.
+func mixing(counts map[string]int, total int) float64 {
 	if total == 0 {
-		return counts, 0
+		return 0
 	}
 	top := 0
 	for _, n := range counts {
 		top = max(top, n)
 	}
-	return counts, round3(1 - float64(top)/float64(total))
+	return round3(1 - float64(top)/float64(total))
 }
 
 // round3 rounds to three decimals, which is all a report needs.

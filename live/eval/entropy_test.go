@@ -1,0 +1,264 @@
+package eval
+
+import (
+	"bytes"
+	"compress/flate"
+	"hash/maphash"
+	"io"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	kpflate "github.com/klauspost/compress/flate"
+)
+
+// entropyTexts are the corpus texts, some of their variants (upper case,
+// zero-width spaces, Cyrillic o) and edge cases: the empty text, texts
+// around the window size, one byte repeated, every byte value, invalid
+// UTF-8, repeated words and other scripts.
+func entropyTexts(t *testing.T) []string {
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := make([]byte, 3000)
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	var every []byte
+	for i := range 1024 {
+		every = append(every, byte(i*7))
+	}
+	out := []string{"", "a", strings.Repeat("x", 63), strings.Repeat("ab", 32), strings.Repeat("abc", 22),
+		strings.Repeat("z", 4000), string(every), string(random), "\xff\xfe" + strings.Repeat("word \xc3", 50),
+		strings.Repeat("the same words again ", 80), "a1 b2 c3 a1 b2 c3 a1 b2 c3",
+		"pаypal Москва Αθήνα 東京 القاهرة ירושלים दिल्ली 서울 ひらがな カタカナ กรุงเทพ ǅ ᚠ ＡＢＣ"}
+	texts := outputTexts(t)
+	for i, s := range texts {
+		out = append(out, s)
+		if i%4 == 0 {
+			out = append(out, strings.ToUpper(s), strings.Join(strings.Fields(s), " \u200b"), strings.ReplaceAll(s, "o", "\u043e"))
+		}
+	}
+	return out
+}
+
+// TestEntropyStageMatchesReference compares the entropy stage's fast
+// measures with the straightforward ones they replaced (kept below as the
+// reference): the values must be the same to the bit.
+func TestEntropyStageMatchesReference(t *testing.T) {
+	for _, s := range entropyTexts(t) {
+		var counts [256]int
+		for i := 0; i < len(s); i++ {
+			counts[s[i]]++
+		}
+		gotH, gotHigh := windowEntropy(s)
+		wantH, wantHigh := referenceWindowEntropy(s)
+		if math.Float64bits(gotH) != math.Float64bits(wantH) || gotHigh != wantHigh {
+			t.Errorf("windowEntropy(%.40q) = %v, %d; want %v, %d", s, gotH, gotHigh, wantH, wantHigh)
+		}
+		gotRep, gotWords := repetition(s)
+		wantRep, wantWords := referenceRepetition(s)
+		if gotRep != wantRep || gotWords != wantWords {
+			t.Errorf("repetition(%.40q) = %v, %d; want %v, %d", s, gotRep, gotWords, wantRep, wantWords)
+		}
+		gotScripts, gotMix := scripts(s, &counts)
+		wantScripts, wantMix := referenceScripts(s)
+		if !maps.Equal(gotScripts, wantScripts) || gotMix != wantMix {
+			t.Errorf("scripts(%.40q) = %v, %v; want %v, %v", s, gotScripts, gotMix, wantScripts, wantMix)
+		}
+	}
+}
+
+// TestHighWindowSum checks the sum threshold against the entropy it
+// stands for, ulp by ulp around it and further out.
+func TestHighWindowSum(t *testing.T) {
+	check := func(s float64) {
+		if got, want := s <= highWindowSum, logW-s/entropyWindow >= highEntropy; got != want {
+			t.Errorf("sum %v (%#x): above threshold %v, entropy %v", s, math.Float64bits(s), got, logW-s/entropyWindow)
+		}
+	}
+	up, down := highWindowSum, highWindowSum
+	for range 1000 {
+		check(up)
+		check(down)
+		up, down = math.Nextafter(up, math.Inf(1)), math.Nextafter(down, math.Inf(-1))
+	}
+	for s := 0.0; s <= logW*entropyWindow; s += 0.001 {
+		check(s)
+	}
+}
+
+// TestTrigramSet checks the set against a map, past several growths and
+// with the key 0, which marks an empty slot.
+func TestTrigramSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var s trigramSet
+	for _, want := range []int{0, 1, 100} {
+		s.reset(want)
+		ref := map[uint64]bool{}
+		for i := range 20000 {
+			k := rng.Uint64() % 5000 // repeats, and keys sharing their low bits
+			if i%3 == 0 {
+				k <<= 40
+			}
+			if got := s.add(k); got != ref[k] {
+				t.Fatalf("add(%#x) after %d adds = %v, want %v", k, i, got, ref[k])
+			}
+			ref[k] = true
+		}
+		if got := s.n + map[bool]int{true: 1}[s.zero]; got != len(ref) {
+			t.Errorf("set holds %d keys, want %d", got, len(ref))
+		}
+	}
+}
+
+// TestCompressionRatio checks that the ratio is the size of a real
+// deflate stream over the text's size, whatever text the pooled
+// compressor saw before.
+func TestCompressionRatio(t *testing.T) {
+	texts := []string{benchTexts["benign"], strings.Repeat("flood ", 400), "", "x", benchTexts["obfuscated"], denseTexts(t)[0]}
+	for _, s := range append(texts, texts...) {
+		var buf bytes.Buffer
+		w, err := kpflate.NewWriter(&buf, kpflate.BestSpeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(s))
+		w.Close()
+		back, err := io.ReadAll(flate.NewReader(bytes.NewReader(buf.Bytes())))
+		if err != nil || string(back) != s {
+			t.Fatalf("deflate of %.40q does not inflate back: %v", s, err)
+		}
+		want := 1.0
+		if s != "" {
+			want = float64(buf.Len()) / float64(len(s))
+		}
+		if got := compressionRatio(s); got != want {
+			t.Errorf("compressionRatio(%.40q) = %v, want %v", s, got, want)
+		}
+	}
+	if r := compressionRatio(strings.Repeat("flood ", 400)); r >= compressedRatio {
+		t.Errorf("a flood of one word compresses to %v, not under %v", r, compressedRatio)
+	}
+	if s := devTexts(t, "benign")[0]; compressionRatio(s) < compressedRatio {
+		t.Errorf("2 KB of ordinary texts compress to %v, under %v", compressionRatio(s), compressedRatio)
+	}
+}
+
+// BenchmarkAnalyse measures the entropy stage alone on the 2 KB benign
+// text and the dev split's 2 KB texts.
+func BenchmarkAnalyse(b *testing.B) {
+	for name, texts := range map[string][]string{"benign": {benchTexts["benign"]}, "dense": denseTexts(b)} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				analyse(texts[i%len(texts)], 0, DefaultMaxBytes)
+				i++
+			}
+		})
+	}
+}
+
+// referenceWindowEntropy is windowEntropy as first written: counts in
+// ints and c·log2 c looked up on both sides of every change.
+func referenceWindowEntropy(text string) (maxH float64, high int) {
+	if len(text) < entropyWindow {
+		return round3(shannon(text)), 0
+	}
+	var clog2 [entropyWindow + 1]float64
+	for c := 1; c <= entropyWindow; c++ {
+		clog2[c] = float64(c) * math.Log2(float64(c))
+	}
+	var counts [256]int
+	sum := 0.0
+	for i := range entropyWindow {
+		c := text[i]
+		sum += clog2[counts[c]+1] - clog2[counts[c]]
+		counts[c]++
+	}
+	for i := entropyWindow; ; i++ {
+		h := logW - sum/entropyWindow
+		if h > maxH {
+			maxH = h
+		}
+		if h >= highEntropy {
+			high++
+		}
+		if i == len(text) {
+			break
+		}
+		out, in := text[i-entropyWindow], text[i]
+		sum += clog2[counts[out]-1] - clog2[counts[out]]
+		counts[out]--
+		sum += clog2[counts[in]+1] - clog2[counts[in]]
+		counts[in]++
+	}
+	return round3(maxH), high
+}
+
+// referenceSeed keys referenceRepetition's word hashes.
+var referenceSeed = maphash.MakeSeed()
+
+// referenceRepetition is repetition as first written: a Go map for the
+// seen trigrams and maphash for the words.
+func referenceRepetition(text string) (share float64, words int) {
+	var prev [2]uint64
+	seen := map[uint64]bool{}
+	trigrams, repeats := 0, 0
+	isWord := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= utf8.RuneSelf
+	}
+	for i := 0; i < len(text); {
+		for i < len(text) && !isWord(text[i]) {
+			i++
+		}
+		j := i
+		for j < len(text) && isWord(text[j]) {
+			j++
+		}
+		if j == i {
+			break
+		}
+		h := maphash.String(referenceSeed, text[i:j])
+		words++
+		if words >= 3 {
+			tri := h ^ prev[1]*31 ^ prev[0]*961
+			trigrams++
+			if seen[tri] {
+				repeats++
+			}
+			seen[tri] = true
+		}
+		prev[0], prev[1] = prev[1], h
+		i = j
+	}
+	if trigrams == 0 {
+		return 0, words
+	}
+	return round3(float64(repeats) / float64(trigrams)), words
+}
+
+// referenceScripts is scripts decoding every character and trying the
+// script tables in order.
+func referenceScripts(text string) (map[string]int, float64) {
+	counts := map[string]int{}
+	total := 0
+	for _, r := range text {
+		if !unicode.IsLetter(r) {
+			continue
+		}
+		total++
+		name := "other"
+		for _, s := range scriptTables {
+			if unicode.Is(s.table, r) {
+				name = s.name
+				break
+			}
+		}
+		counts[name]++
+	}
+	return counts, mixing(counts, total)
+}
