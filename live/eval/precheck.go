@@ -464,16 +464,16 @@ type hit struct {
 
 // scan is the precheck's working state for one text.
 type scan struct {
-	views  []view
-	norm   NormaliseReport
-	hits   []hit
-	counts []int32      // per literal: its occurrences in the current view
-	occ    []occurrence // where the lead literals occur in the current view, in text order
-	// positions are occ's offsets by literal: literal l's are
-	// positions[start[l]:start[l]+counts[l]] (sortOccurrences).
+	views []view
+	norm  NormaliseReport
+	hits  []hit
+	found // the literals of the current view
+	// positions hold the kept literals' occurrences laid out by literal
+	// as occurrences asks for them: literal l's are positions[start[l]-1:]
+	// once start[l] > 0 (start is reset, and read, only for the literals
+	// that occur).
 	positions []int32
 	start     []int32
-	fill      []int32
 	windows   [][2]int
 	// wordStarts are where the current view's word runs start, and
 	// wordRank[i] how many of them are at or before byte i (runStart),
@@ -489,6 +489,14 @@ type scan struct {
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
 	hiddenEncoded, hiddenChars int
+}
+
+// reset empties s for another text, keeping its buffers.
+func (s *scan) reset() {
+	*s = scan{views: s.views[:0], hits: s.hits[:0],
+		found:     found{counts: s.counts[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
+		positions: s.positions[:0], start: s.start[:0], windows: s.windows[:0],
+		wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0]}
 }
 
 // run scans every view with every pattern whose scope covers side.
@@ -729,19 +737,22 @@ func (pc *precheck) read(s *scan, v *view) { pc.readWith(pc.set, s, v) }
 func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
-	s.occ = s.occ[:0]
+	s.last = resize(s.last, len(pc.literals))
+	s.start = resize(s.start, len(pc.literals))
+	s.seen, s.chain = s.seen[:0], s.chain[:0]
 	s.wordsRead = false
 	if v.regions == nil {
-		s.occ = set.scan(v.lower, 0, s.counts, s.occ)
+		set.scan(v.lower, 0, &s.found)
 	}
 	for _, r := range v.regions {
-		s.occ = set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
+		set.scan(v.lower[:r[1]], r[0], &s.found)
 	}
-	s.sortOccurrences(len(pc.literals))
+	s.positions = slices.Grow(s.positions[:0], len(s.chain))
 	s.live = resize(s.live, pc.nbranches)
 	clear(s.live)
-	for _, o := range s.occ { // every lead literal keeps its positions
-		for _, b := range pc.leadOf[o.lit] {
+	for _, l := range s.seen { // every lead literal keeps its positions
+		s.start[l] = 0
+		for _, b := range pc.leadOf[l] {
 			s.live[b] = true
 		}
 	}
@@ -830,38 +841,23 @@ func sameSet(a, b []int) bool {
 }
 
 // occurrences returns where literal l (one the set keeps positions of)
-// occurs in the current view.
+// occurs in the current view, in text order. They are laid out from
+// their chain the first time they are asked for.
 func (s *scan) occurrences(l int) []int32 {
 	n := s.counts[l]
 	if n == 0 {
 		return nil
 	}
-	return s.positions[s.start[l] : s.start[l]+n]
-}
-
-// sortOccurrences buckets the view's occurrences by literal (a counting
-// sort that keeps text order within a literal), for occurrences. A kept
-// literal's count is its number of occurrences, so only the buckets of
-// the literals that occur are laid out: start[l] is set, and read, only
-// for them.
-func (s *scan) sortOccurrences(nlits int) {
-	s.start = resize(s.start, nlits)
-	s.fill = resize(s.fill, nlits)
-	for _, o := range s.occ {
-		s.start[o.lit] = -1
+	if at := s.start[l]; at > 0 {
+		return s.positions[at-1 : at-1+n]
 	}
-	next := int32(0)
-	for _, o := range s.occ {
-		if s.start[o.lit] < 0 {
-			s.start[o.lit], s.fill[o.lit] = next, next
-			next += s.counts[o.lit]
-		}
+	at := len(s.positions)
+	s.positions = s.positions[:at+int(n)] // readWith made room for every occurrence
+	for i, k := at+int(n)-1, s.last[l]; k >= 0; i, k = i-1, s.chain[k].prev {
+		s.positions[i] = s.chain[k].at
 	}
-	s.positions = resize(s.positions, len(s.occ))
-	for _, o := range s.occ {
-		s.positions[s.fill[o.lit]] = o.at
-		s.fill[o.lit]++
-	}
+	s.start[l] = int32(at + 1)
+	return s.positions[at : at+int(n)]
 }
 
 // clip cuts sorted windows down to their overlap with sorted regions, in

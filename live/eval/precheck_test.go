@@ -50,7 +50,7 @@ func TestPrecheckMatchesPlainRegex(t *testing.T) {
 		texts = append(texts, c.Examples.Positive...)
 		texts = append(texts, c.Examples.Negative...)
 	}
-	s := &scan{counts: make([]int32, len(e.pre.literals))}
+	s := &scan{}
 	for i := range e.pre.patterns {
 		c := &e.pre.patterns[i]
 		if c.branches == nil {
