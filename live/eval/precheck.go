@@ -54,6 +54,9 @@ type branch struct {
 	// wordBounds): an attempt is also made only where the literal occurs
 	// within that many words of the lead.
 	followWords []int
+	// followIDs number the follow sets across the precheck (equal sets
+	// share a number), for scan.followers.
+	followIDs []int32
 	// lineStart says a lead must start its line, after white space.
 	lineStart bool
 	// starts, for a branch run on windows whose matches all start with
@@ -83,7 +86,10 @@ type precheck struct {
 	// nbranches is how many branches there are.
 	leadOf    [][]int32
 	nbranches int
-	dfas      dfaBudget // the states of the branches' dfas
+	// followID numbers the distinct follow sets (keyed by their sorted
+	// literals).
+	followID map[string]int32
+	dfas     dfaBudget // the states of the branches' dfas
 }
 
 // compilePatterns checks and compiles every pattern; it reports every
@@ -404,10 +410,26 @@ func (pc *precheck) finish(d branchDraft) branch {
 		case !sameSet(idx, b.leads):
 			b.follows = append(b.follows, idx)
 			b.followWords = append(b.followWords, d.anchorWords[i])
+			b.followIDs = append(b.followIDs, pc.followSetID(idx))
 		}
 	}
 	b.gates = pc.internGates(d.gateSets)
 	return b
+}
+
+// followSetID returns the number of a follow set, the same for equal
+// sets.
+func (pc *precheck) followSetID(set []int) int32 {
+	key := fmt.Sprint(slices.Sorted(slices.Values(set)))
+	id, ok := pc.followID[key]
+	if !ok {
+		if pc.followID == nil {
+			pc.followID = map[string]int32{}
+		}
+		id = int32(len(pc.followID))
+		pc.followID[key] = id
+	}
+	return id
 }
 
 // strongPrefix reports whether re starts with a literal rare enough for
@@ -485,6 +507,12 @@ type scan struct {
 	live []bool
 	// startsAt is findStart's buffer.
 	startsAt []int32
+	// followers[id] are where the literals of follow set id occur in the
+	// current view, in order, once asked for (followerIDs lists the sets
+	// asked for; followerBuf holds their positions).
+	followers   [][]int32
+	followerIDs []int32
+	followerBuf []int32
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
@@ -493,10 +521,12 @@ type scan struct {
 
 // reset empties s for another text, keeping its buffers.
 func (s *scan) reset() {
+	s.forgetFollowers()
 	*s = scan{views: s.views[:0], hits: s.hits[:0],
 		found:     found{counts: s.counts[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
 		positions: s.positions[:0], start: s.start[:0], windows: s.windows[:0],
-		wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0]}
+		wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0],
+		followers: s.followers[:0], followerIDs: s.followerIDs[:0], followerBuf: s.followerBuf[:0]}
 }
 
 // run scans every view with every pattern whose scope covers side.
@@ -696,7 +726,7 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b.follows, b.followWords, text, at) ||
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) ||
 				!s.gated(b, text, at, v.regions == nil) || b.lineStart && !startsLine(text, at) {
 				continue
 			}
@@ -748,6 +778,8 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 		set.scan(v.lower[:r[1]], r[0], &s.found)
 	}
 	s.positions = slices.Grow(s.positions[:0], len(s.chain))
+	s.forgetFollowers()
+	s.followers = resize(s.followers, len(pc.followID))
 	s.live = resize(s.live, pc.nbranches)
 	clear(s.live)
 	for _, l := range s.seen { // every lead literal keeps its positions
@@ -758,32 +790,70 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	}
 }
 
-// followed reports whether each of the follow sets has a literal that
+// followed reports whether each of b's follow sets has a literal that
 // occurs within leadSpan bytes after at (where a lead occurs), and within
-// the set's word bound (words) of at when it has one.
-func (s *scan) followed(follows [][]int, words []int, text string, at int) bool {
-	for i, set := range follows {
+// the set's word bound of at when it has one.
+func (s *scan) followed(b *branch, text string, at int) bool {
+	for i, set := range b.follows {
 		limit := at + leadSpan
-		if n := words[i]; n >= 0 {
+		if n := b.followWords[i]; n >= 0 {
 			limit = min(limit, s.runStart(text, at, n+1)+1)
 		}
-		found := false
-		for _, l := range set {
-			if s.counts[l] == 0 {
-				continue
-			}
-			pos := s.occurrences(l)
-			j, _ := slices.BinarySearch(pos, int32(at))
-			if j < len(pos) && int(pos[j]) < limit {
-				found = true
-				break
-			}
-		}
-		if !found {
+		pos := s.follower(b.followIDs[i], set)
+		j, _ := slices.BinarySearch(pos, int32(at))
+		if j == len(pos) || int(pos[j]) >= limit {
 			return false
 		}
 	}
 	return true
+}
+
+// forgetFollowers empties followers (every entry nil: only those
+// followerIDs lists are not).
+func (s *scan) forgetFollowers() {
+	for _, id := range s.followerIDs {
+		s.followers[id] = nil
+	}
+	s.followerIDs, s.followerBuf = s.followerIDs[:0], s.followerBuf[:0]
+}
+
+// noPositions marks a follow set none of whose literals occurs.
+var noPositions = []int32{}
+
+// follower returns where the literals of follow set id (set) occur in
+// the current view, merged in order; it merges them the first time it
+// is asked.
+func (s *scan) follower(id int32, set []int) []int32 {
+	if pos := s.followers[id]; pos != nil {
+		return pos
+	}
+	var pos []int32
+	k := -1 // where the merged positions start in followerBuf, once there are two lists
+	for _, l := range set {
+		if s.counts[l] == 0 {
+			continue
+		}
+		occ := s.occurrences(l)
+		if pos == nil {
+			pos = occ
+			continue
+		}
+		if k < 0 {
+			k = len(s.followerBuf)
+			s.followerBuf = append(s.followerBuf, pos...)
+		}
+		s.followerBuf = append(s.followerBuf, occ...)
+		pos = s.followerBuf[k:]
+	}
+	if k >= 0 {
+		slices.Sort(pos)
+	}
+	if pos == nil {
+		pos = noPositions
+	}
+	s.followers[id] = pos
+	s.followerIDs = append(s.followerIDs, id)
+	return pos
 }
 
 // runStart returns where the nth run of word bytes (ASCII letters, digits

@@ -124,7 +124,7 @@ func TestFollowWordBoundsHold(t *testing.T) {
 								continue
 							}
 							attempts++
-							if !s.followed(b.follows, b.followWords, v.lower, int(at)) {
+							if !s.followed(b, v.lower, int(at)) {
 								t.Errorf("%s: matches at %d of the %s view of %.80q, where its follow check (bounds %v) skips it", c.ID, at, v.kind, text, b.followWords)
 							}
 							if !s.gated(b, v.lower, int(at), v.regions == nil) {
