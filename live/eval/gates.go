@@ -23,6 +23,7 @@ type gate struct {
 	lit                int // the core's index
 	core               string
 	wordStart, wordEnd bool
+	searched           bool // the automata do not find the core: gated searches the window for it
 }
 
 // gatesOf returns a lead branch's gate sets: the anchor sets of gateOf
@@ -63,7 +64,7 @@ func (pc *precheck) internGates(sets [][]string) [][]gate {
 // within b's window at at (leadSpan bytes), and within the set's word
 // bound of at when it has one, with its word boundaries as the window
 // shows them. On a view whose scan read only its regions (scanned false),
-// the window itself is searched.
+// and for a gate the automata leave out, the window itself is searched.
 func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 	end := min(len(text), at+leadSpan)
 	word := func(i int) bool { return i >= at && i < end && isWordByte(text[i]) }
@@ -77,7 +78,7 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 		}
 		found := false
 		for _, g := range set {
-			if scanned {
+			if scanned && !g.searched {
 				if s.counts[g.lit] == 0 {
 					continue
 				}
@@ -87,9 +88,10 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 					found = holds(g, int(pos[j]))
 				}
 			} else {
-				for from := at; from < limit && !found; {
-					i := strings.Index(text[from:end], g.core)
-					if i < 0 || from+i >= limit {
+				hi := min(end, limit-1+len(g.core)) // an occurrence starts before limit and ends in the window
+				for from := at; from < hi && !found; {
+					i := strings.Index(text[from:hi], g.core)
+					if i < 0 {
 						break
 					}
 					found, from = holds(g, from+i), from+i+1

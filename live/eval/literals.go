@@ -212,33 +212,38 @@ type link struct{ at, prev int32 }
 // entry per literal.
 func (ls *literalSet) scan(text string, from int, f *found) {
 	next, classes, nclass := ls.next, &ls.classes, ls.nclass
-	outputs, outStart := ls.outputs, ls.outStart
-	counts, last := f.counts, f.last
 	s := 0
 	for i := from; i < len(text); i++ {
 		n := next[s*nclass+int(classes[text[i]])]
 		s = int(n &^ hasOutput)
-		if n&hasOutput == 0 {
+		if n&hasOutput != 0 {
+			ls.emit(text, i, s, f)
+		}
+	}
+}
+
+// emit adds to f the literals that end at text[i], where the scan reached
+// state s. It is apart from scan so that scan's loop keeps its few
+// variables in registers.
+func (ls *literalSet) emit(text string, i, s int, f *found) {
+	for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
+		start := i + 1 - int(o.length)
+		if o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] ||
+			o.flags&outWordEnd != 0 && wordBytes[text[i]] == (i+1 < len(text) && wordBytes[text[i+1]]) {
 			continue
 		}
-		for _, o := range outputs[outStart[s]:outStart[s+1]] {
-			start := i + 1 - int(o.length)
-			if o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] ||
-				o.flags&outWordEnd != 0 && wordBytes[text[i]] == (i+1 < len(text) && wordBytes[text[i+1]]) {
-				continue
-			}
-			c := counts[o.lit]
-			counts[o.lit] = c + 1
+		c := f.counts[o.lit]
+		f.counts[o.lit] = c + 1
+		if c == 0 {
+			f.seen = append(f.seen, o.lit)
+		}
+		if o.flags&outKeepAt != 0 {
 			prev := int32(-1)
-			if c == 0 {
-				f.seen = append(f.seen, o.lit)
-			} else {
-				prev = last[o.lit]
+			if c > 0 {
+				prev = f.last[o.lit]
 			}
-			if o.flags&outKeepAt != 0 {
-				last[o.lit] = int32(len(f.chain))
-				f.chain = append(f.chain, link{at: int32(start), prev: prev})
-			}
+			f.last[o.lit] = int32(len(f.chain))
+			f.chain = append(f.chain, link{at: int32(start), prev: prev})
 		}
 	}
 }

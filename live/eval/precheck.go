@@ -76,6 +76,7 @@ const leadSpan = 256
 type precheck struct {
 	patterns []compiled
 	literals []string
+	lits     []literal // the literals parsed
 	index    map[string]int
 	set      *literalSet // finds every literal in one pass per view
 	// raw finds the literals of the patterns that read raw characters
@@ -147,10 +148,6 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}
-	pc.set = newLiteralSet(pc.literals)
-	if pc.set.nstates >= hasOutput {
-		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
-	}
 	keep := make([]bool, len(pc.literals))
 	for i := range pc.patterns {
 		for _, b := range pc.patterns[i].branches {
@@ -169,8 +166,32 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 			}
 		}
 	}
-	pc.set.keep(keep)
+	pc.set = pc.subset(func(*compiled) bool { return true }, keep)
+	if pc.set.nstates >= hasOutput {
+		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
+	}
 	pc.raw = pc.subset(func(c *compiled) bool { return !c.charViews }, keep)
+	// A literal that serves only as a gate is left to gated, which
+	// searches a lead's window for it: two-byte gates such as "th" or
+	// "in" occur everywhere, and are read only near a lead that passed
+	// its follow sets.
+	scanned := make([]bool, len(pc.literals))
+	for _, o := range pc.set.outputs {
+		scanned[o.lit] = true
+	}
+	for i := range pc.patterns {
+		for _, b := range pc.patterns[i].branches {
+			for _, set := range b.gates {
+				for k := range set {
+					set[k].searched = !scanned[set[k].lit]
+				}
+			}
+		}
+	}
+	pc.lits = make([]literal, len(pc.literals))
+	for l, key := range pc.literals {
+		pc.lits[l] = parseLiteral(key)
+	}
 	pc.leadOf = make([][]int32, len(pc.literals))
 	for i := range pc.patterns {
 		for j := range pc.patterns[i].branches {
@@ -186,7 +207,9 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 }
 
 // subset builds the automaton of the literals of the patterns that want
-// says, numbered as in pc.literals, keeping the positions keep says.
+// says, numbered as in pc.literals, keeping the positions keep says: the
+// literals of their prefilters, leads, starts, anchors and follow sets
+// (not their gates').
 func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 	used := make([]bool, len(pc.literals))
 	var mark func(n *pfNode)
@@ -208,11 +231,6 @@ func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 			for _, set := range slices.Concat([][]int{b.leads, b.starts}, b.anchors, b.follows) {
 				for _, l := range set {
 					used[l] = true
-				}
-			}
-			for _, set := range b.gates {
-				for _, g := range set {
-					used[g.lit] = true
 				}
 			}
 		}
@@ -1059,7 +1077,7 @@ func (pc *precheck) windows(b *branch, s *scan, lower string) [][2]int {
 		if s.counts[l] == 0 {
 			continue
 		}
-		lit := pc.set.lits[l]
+		lit := pc.lits[l]
 		for at := lit.index(lower, 0); at >= 0; at = lit.index(lower, at+len(lit.core)) {
 			s.windows = append(s.windows, [2]int{widenStart(lower, at-matchSpan, at), widenEnd(lower, at+len(lit.core)+matchSpan)})
 		}
