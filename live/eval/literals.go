@@ -193,8 +193,9 @@ const (
 // literals that occur, and where the literals whose positions are kept
 // occur, chained per literal.
 type found struct {
-	counts []int32 // per literal: its occurrences
-	seen   []int32 // the literals that occur, each once
+	counts  []int32  // per literal: its occurrences
+	present []uint64 // a bit per literal: whether it occurs
+	seen    []int32  // the literals that occur, each once
 	// chain holds the occurrences of the kept literals in text order;
 	// last[l] is literal l's last one (its entry is read only when l
 	// occurs), whose prev leads back to the one before.
@@ -236,6 +237,7 @@ func (ls *literalSet) emit(text string, i, s int, f *found) {
 		f.counts[o.lit] = c + 1
 		if c == 0 {
 			f.seen = append(f.seen, o.lit)
+			f.present[o.lit>>6] |= 1 << (o.lit & 63)
 		}
 		if o.flags&outKeepAt != 0 {
 			prev := int32(-1)

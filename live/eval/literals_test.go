@@ -17,7 +17,7 @@ func indexAll(lit literal, text string, from int) []int32 {
 }
 
 // checkScan reads v with set and compares, for every literal of the
-// precheck, its count and (for a kept literal) its positions with
+// precheck, its count, its presence bit and (for a kept literal) its positions with
 // indexAll over the view or its regions; it returns how many
 // occurrences it compared.
 func checkScan(t *testing.T, pc *precheck, set *literalSet, s *scan, v *view) int {
@@ -42,6 +42,9 @@ func checkScan(t *testing.T, pc *precheck, set *literalSet, s *scan, v *view) in
 		}
 		if int(s.counts[l]) != len(want) {
 			t.Fatalf("%q in the %s view of %.80q: counted %d, strings.Index finds %d", key, v.kind, v.text, s.counts[l], len(want))
+		}
+		if present := s.present[l>>6]&(1<<(l&63)) != 0; present != (len(want) > 0) {
+			t.Fatalf("%q in the %s view of %.80q: present %v, strings.Index finds %d", key, v.kind, v.text, present, len(want))
 		}
 		if !kept[l] {
 			continue

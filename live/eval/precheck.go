@@ -26,10 +26,10 @@ type compiled struct {
 // branch is one top-level alternative of a pattern's regex.
 type branch struct {
 	re        *regexp.Regexp
-	wordStart bool     // the branch started with \b, which match checks itself
-	group     bool     // the branch has a capture group; validators read the first that took part
-	filter    *pfNode  // prefilter; literals indexed in precheck.literals
-	check     []pfStep // filter laid out for holds
+	wordStart bool    // the branch started with \b, which match checks itself
+	group     bool    // the branch has a capture group; validators read the first that took part
+	filter    *pfNode // prefilter; literals indexed in precheck.literals
+	check     check   // filter laid out for holds
 	// anchors are sets of literals (indices) every match contains one of;
 	// windows are cut around the occurrences of the set that occurs least.
 	// nil scans the whole view.
@@ -410,7 +410,7 @@ func draftBranch(pt part, p *Pattern, budget *dfaBudget) (branchDraft, error) {
 func (pc *precheck) finish(d branchDraft) branch {
 	b := d.branch
 	b.filter = pc.intern(d.filter)
-	b.check = layOut(b.filter, nil)
+	b.check.layOut(b.filter)
 	for _, k := range d.leadKeys {
 		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
 	}
@@ -541,7 +541,7 @@ type scan struct {
 func (s *scan) reset() {
 	s.forgetFollowers()
 	*s = scan{views: s.views[:0], hits: s.hits[:0],
-		found:     found{counts: s.counts[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
+		found:     found{counts: s.counts[:0], present: s.present[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
 		positions: s.positions[:0], start: s.start[:0], windows: s.windows[:0],
 		wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0],
 		followers: s.followers[:0], followerIDs: s.followerIDs[:0], followerBuf: s.followerBuf[:0]}
@@ -627,7 +627,7 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 	}
 	for i := range c.branches {
 		b := &c.branches[i]
-		if b.leads != nil && !s.live[b.id] || !holds(b.check, 0, s.counts) {
+		if b.leads != nil && !s.live[b.id] || !b.check.holds(0, s.present) {
 			continue
 		}
 		text := v.lower
@@ -786,6 +786,8 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
 	s.last = resize(s.last, len(pc.literals))
+	s.present = resize(s.present, (len(pc.literals)+63)/64)
+	clear(s.present)
 	s.start = resize(s.start, len(pc.literals))
 	s.seen, s.chain = s.seen[:0], s.chain[:0]
 	s.wordsRead = false
@@ -903,16 +905,20 @@ func (s *scan) runStart(text string, at, n int) int {
 // starts, and sets rank[i] (len(text) of them) to how many runs start at
 // or before byte i.
 func wordStarts(text string, starts, rank []int32) []int32 {
-	in := false
-	for i := 0; i < len(text); i++ {
-		w := isWordByte(text[i])
+	rank = rank[:len(text)]
+	starts = slices.Grow(starts, len(text)/2+1) // a run and a byte between runs take two
+	at := starts[len(starts) : len(starts)+len(text)/2+1]
+	n, in := 0, false
+	for i := range len(text) {
+		w := wordBytes[text[i]]
 		if w && !in {
-			starts = append(starts, int32(i))
+			at[n] = int32(i)
+			n++
 		}
 		in = w
-		rank[i] = int32(len(starts))
+		rank[i] = int32(len(starts) + n)
 	}
-	return starts
+	return starts[:len(starts)+n]
 }
 
 // sameSet reports whether a and b hold the same indices.
@@ -1010,41 +1016,69 @@ func (s *scan) digitWindows(v *view, min int) [][2]int {
 }
 
 // pfStep is a prefilter node laid out in preorder: its subtree ends
-// before end; a literal's index is lit.
+// before end; a literal's index is lit. An OR of literals alone is one
+// step (pfAny), whose literals are the bits of masks[lit:lit+n].
 type pfStep struct {
-	op  pfOp
-	lit int32
-	end int32
+	op     pfOp
+	lit, n int32
+	end    int32
 }
 
-// layOut appends n's subtree to steps, in preorder.
-func layOut(n *pfNode, steps []pfStep) []pfStep {
-	at := len(steps)
-	steps = append(steps, pfStep{op: n.op, lit: int32(n.idx)})
-	for _, sub := range n.subs {
-		steps = layOut(sub, steps)
+// litMask is one word of a set of literals: the bits of literals
+// 64*word to 64*word+63.
+type litMask struct {
+	word int32
+	bits uint64
+}
+
+// check is a branch's prefilter laid out for holds.
+type check struct {
+	steps []pfStep
+	masks []litMask
+}
+
+// layOut appends n's subtree to c, in preorder.
+func (c *check) layOut(n *pfNode) {
+	at := len(c.steps)
+	if n.op == pfOr && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit }) {
+		start := len(c.masks)
+		for _, sub := range n.subs {
+			w := int32(sub.idx >> 6)
+			k := slices.IndexFunc(c.masks[start:], func(m litMask) bool { return m.word == w })
+			if k < 0 {
+				k = len(c.masks) - start
+				c.masks = append(c.masks, litMask{word: w})
+			}
+			c.masks[start+k].bits |= 1 << (sub.idx & 63)
+		}
+		c.steps = append(c.steps, pfStep{op: pfAny, lit: int32(start), n: int32(len(c.masks) - start), end: int32(at + 1)})
+		return
 	}
-	steps[at].end = int32(len(steps))
-	return steps
+	c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx)})
+	for _, sub := range n.subs {
+		c.layOut(sub)
+	}
+	c.steps[at].end = int32(len(c.steps))
 }
 
-// holds evaluates the prefilter laid out in steps from step i on the
-// view's literal counts.
-func holds(steps []pfStep, i int, counts []int32) bool {
-	n := steps[i]
+// holds evaluates the prefilter laid out in c from step i on the view's
+// literals (present has the bit of every literal that occurs).
+func (c *check) holds(i int, present []uint64) bool {
+	n := c.steps[i]
 	switch n.op {
 	case pfLit:
-		return counts[n.lit] > 0
+		return present[n.lit>>6]&(1<<(n.lit&63)) != 0
+	case pfAny:
+		for _, m := range c.masks[n.lit : n.lit+n.n] {
+			if present[m.word]&m.bits != 0 {
+				return true
+			}
+		}
+		return false
 	case pfAnd, pfOr:
 		want := n.op == pfOr // the answer a sub gives that settles the node
-		for j := i + 1; j < int(n.end); j = int(steps[j].end) {
-			var ok bool
-			if sub := steps[j]; sub.op == pfLit {
-				ok = counts[sub.lit] > 0
-			} else {
-				ok = holds(steps, j, counts)
-			}
-			if ok == want {
+		for j := i + 1; j < int(n.end); j = int(c.steps[j].end) {
+			if c.holds(j, present) == want {
 				return want
 			}
 		}

@@ -33,6 +33,7 @@ const (
 	pfLit             // the literal occurs
 	pfAnd
 	pfOr
+	pfAny // an OR of literals alone, laid out as a bitset (check)
 )
 
 // pfNode is a node of a prefilter tree.
