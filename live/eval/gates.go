@@ -23,7 +23,6 @@ type gate struct {
 	lit                int // the core's index
 	core               string
 	wordStart, wordEnd bool
-	searched           bool // the automata do not find the core: gated searches the window for it
 }
 
 // gatesOf returns a lead branch's gate sets: the anchor sets of gateOf
@@ -64,7 +63,7 @@ func (pc *precheck) internGates(sets [][]string) [][]gate {
 // within b's window at at (leadSpan bytes), and within the set's word
 // bound of at when it has one, with its word boundaries as the window
 // shows them. On a view whose scan read only its regions (scanned false),
-// and for a gate the automata leave out, the window itself is searched.
+// the window itself is searched.
 func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 	end := min(len(text), at+leadSpan)
 	word := func(i int) bool { return i >= at && i < end && isWordByte(text[i]) }
@@ -78,7 +77,7 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 		}
 		found := false
 		for _, g := range set {
-			if scanned && !g.searched {
+			if scanned {
 				if s.counts[g.lit] == 0 {
 					continue
 				}

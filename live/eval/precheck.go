@@ -76,7 +76,6 @@ const leadSpan = 256
 type precheck struct {
 	patterns []compiled
 	literals []string
-	lits     []literal // the literals parsed
 	index    map[string]int
 	set      *literalSet // finds every literal in one pass per view
 	// raw finds the literals of the patterns that read raw characters
@@ -166,32 +165,12 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 			}
 		}
 	}
-	pc.set = pc.subset(func(*compiled) bool { return true }, keep)
+	pc.set = newLiteralSet(pc.literals)
 	if pc.set.nstates >= hasOutput {
 		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
 	}
+	pc.set.keep(keep)
 	pc.raw = pc.subset(func(c *compiled) bool { return !c.charViews }, keep)
-	// A literal that serves only as a gate is left to gated, which
-	// searches a lead's window for it: two-byte gates such as "th" or
-	// "in" occur everywhere, and are read only near a lead that passed
-	// its follow sets.
-	scanned := make([]bool, len(pc.literals))
-	for _, o := range pc.set.outputs {
-		scanned[o.lit] = true
-	}
-	for i := range pc.patterns {
-		for _, b := range pc.patterns[i].branches {
-			for _, set := range b.gates {
-				for k := range set {
-					set[k].searched = !scanned[set[k].lit]
-				}
-			}
-		}
-	}
-	pc.lits = make([]literal, len(pc.literals))
-	for l, key := range pc.literals {
-		pc.lits[l] = parseLiteral(key)
-	}
 	pc.leadOf = make([][]int32, len(pc.literals))
 	for i := range pc.patterns {
 		for j := range pc.patterns[i].branches {
@@ -207,9 +186,7 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 }
 
 // subset builds the automaton of the literals of the patterns that want
-// says, numbered as in pc.literals, keeping the positions keep says: the
-// literals of their prefilters, leads, starts, anchors and follow sets
-// (not their gates').
+// says, numbered as in pc.literals, keeping the positions keep says.
 func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 	used := make([]bool, len(pc.literals))
 	var mark func(n *pfNode)
@@ -231,6 +208,11 @@ func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 			for _, set := range slices.Concat([][]int{b.leads, b.starts}, b.anchors, b.follows) {
 				for _, l := range set {
 					used[l] = true
+				}
+			}
+			for _, set := range b.gates {
+				for _, g := range set {
+					used[g.lit] = true
 				}
 			}
 		}
@@ -1065,6 +1047,26 @@ func (c *check) layOut(n *pfNode) {
 // literals (present has the bit of every literal that occurs).
 func (c *check) holds(i int, present []uint64) bool {
 	n := c.steps[i]
+	if n.op != pfAnd && n.op != pfOr {
+		return c.leaf(n, present)
+	}
+	want := n.op == pfOr // the answer a sub gives that settles the node
+	for j := i + 1; j < int(n.end); j = int(c.steps[j].end) {
+		var ok bool
+		if sub := c.steps[j]; sub.op != pfAnd && sub.op != pfOr {
+			ok = c.leaf(sub, present)
+		} else {
+			ok = c.holds(j, present)
+		}
+		if ok == want {
+			return want
+		}
+	}
+	return !want
+}
+
+// leaf evaluates a step that is no AND or OR.
+func (c *check) leaf(n pfStep, present []uint64) bool {
 	switch n.op {
 	case pfLit:
 		return present[n.lit>>6]&(1<<(n.lit&63)) != 0
@@ -1075,14 +1077,6 @@ func (c *check) holds(i int, present []uint64) bool {
 			}
 		}
 		return false
-	case pfAnd, pfOr:
-		want := n.op == pfOr // the answer a sub gives that settles the node
-		for j := i + 1; j < int(n.end); j = int(c.steps[j].end) {
-			if c.holds(j, present) == want {
-				return want
-			}
-		}
-		return !want
 	}
 	return true
 }
@@ -1111,7 +1105,7 @@ func (pc *precheck) windows(b *branch, s *scan, lower string) [][2]int {
 		if s.counts[l] == 0 {
 			continue
 		}
-		lit := pc.lits[l]
+		lit := pc.set.lits[l]
 		for at := lit.index(lower, 0); at >= 0; at = lit.index(lower, at+len(lit.core)) {
 			s.windows = append(s.windows, [2]int{widenStart(lower, at-matchSpan, at), widenEnd(lower, at+len(lit.core)+matchSpan)})
 		}
