@@ -209,8 +209,8 @@ type link struct{ at, prev int32 }
 
 // scan adds to f what it finds in text[from:] (occurrences that start
 // there, since the automaton starts there, whose boundaries hold, read in
-// all of text). f.counts and f.last have one
-// entry per literal.
+// all of text). f.counts and f.last have an entry per literal, f.present
+// a bit.
 func (ls *literalSet) scan(text string, from int, f *found) {
 	next, classes, nclass := ls.next, &ls.classes, ls.nclass
 	s := 0

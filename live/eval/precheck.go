@@ -147,6 +147,10 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 	if len(errs) > 0 {
 		return nil, joinErrors(errs)
 	}
+	pc.set = newLiteralSet(pc.literals)
+	if pc.set.nstates >= hasOutput {
+		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
+	}
 	keep := make([]bool, len(pc.literals))
 	for i := range pc.patterns {
 		for _, b := range pc.patterns[i].branches {
@@ -164,10 +168,6 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 				}
 			}
 		}
-	}
-	pc.set = newLiteralSet(pc.literals)
-	if pc.set.nstates >= hasOutput {
-		return nil, &DataError{File: PatternsFile, Msg: fmt.Sprintf("the patterns' literals are too many for the prefilter (over %d automaton states)", hasOutput-1)}
 	}
 	pc.set.keep(keep)
 	pc.raw = pc.subset(func(c *compiled) bool { return !c.charViews }, keep)
