@@ -202,3 +202,36 @@ func TestStartSearchFindsFirstMatch(t *testing.T) {
 	}
 	t.Logf("%d windows compared, %d with a match", checked, found)
 }
+
+// TestReusedScanAnswersAsFresh checks that a scan emptied by reset, as
+// the evaluator's pool hands it on, finds what a new one finds, on every
+// fourth corpus text in turn: nothing of one text carries over to the
+// next.
+func TestReusedScanAnswersAsFresh(t *testing.T) {
+	e, _ := hookedEvaluator(t, false)
+	reused := &scan{}
+	found := 0
+	for i, text := range corpusTexts(t) {
+		if i%4 != 0 {
+			continue
+		}
+		fresh := &scan{}
+		for _, s := range []*scan{reused, fresh} {
+			n := normaliser{lim: e.opts.Limits, rep: &s.norm, views: s.views[:0]}
+			s.views = n.build(text)
+			e.pre.run(s, ScopeInput)
+		}
+		if !slices.Equal(reused.hits, fresh.hits) || reused.hiddenEncoded != fresh.hiddenEncoded || reused.hiddenChars != fresh.hiddenChars {
+			t.Fatalf("text %d (%.80q): a reused scan finds %+v, a new one %+v", i, text, reused.hits, fresh.hits)
+		}
+		for _, h := range fresh.hits {
+			if h.found {
+				found++
+			}
+		}
+		reused.reset()
+	}
+	if found == 0 {
+		t.Fatal("no pattern matched: the test compares nothing")
+	}
+}
