@@ -164,9 +164,7 @@ func (e *Evaluator) run(ctx context.Context, field, text string, side Scope) (Re
 	// 2. normalise
 	s := scanPool.Get().(*scan)
 	defer func() {
-		*s = scan{views: s.views[:0], hits: s.hits[:0], counts: s.counts[:0], occ: s.occ[:0],
-			positions: s.positions[:0], start: s.start[:0], fill: s.fill[:0], windows: s.windows[:0],
-			wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0]}
+		s.reset()
 		scanPool.Put(s)
 	}()
 	n := normaliser{lim: e.opts.Limits, rep: &s.norm, views: s.views[:0]}

@@ -87,9 +87,10 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 					found = holds(g, int(pos[j]))
 				}
 			} else {
-				for from := at; from < limit && !found; {
-					i := strings.Index(text[from:end], g.core)
-					if i < 0 || from+i >= limit {
+				hi := min(end, limit-1+len(g.core)) // an occurrence starts before limit and ends in the window
+				for from := at; from < hi && !found; {
+					i := strings.Index(text[from:hi], g.core)
+					if i < 0 {
 						break
 					}
 					found, from = holds(g, from+i), from+i+1

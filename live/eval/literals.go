@@ -146,7 +146,7 @@ func newLiteralSet(keys []string) *literalSet {
 		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
 		for _, l := range out {
 			lit := ls.lits[l]
-			o := output{lit: int32(l), length: int32(len(lit.core))}
+			o := output{lit: int32(l), length: uint16(len(lit.core))}
 			if lit.wordStart {
 				o.flags |= outWordStart
 			}
@@ -179,7 +179,7 @@ const hasOutput = 1 << 15
 // output is a literal as the scan needs it at the state where it ends.
 type output struct {
 	lit    int32
-	length int32
+	length uint16
 	flags  uint8 // outWordStart, outWordEnd, outKeepAt
 }
 
@@ -189,37 +189,63 @@ const (
 	outKeepAt
 )
 
-// occurrence is where a literal that keeps its positions starts.
-type occurrence struct {
-	lit int32
-	at  int32
+// found is what a view's literal scans found: per literal its count, the
+// literals that occur, and where the literals whose positions are kept
+// occur, chained per literal.
+type found struct {
+	counts  []int32  // per literal: its occurrences
+	present []uint64 // a bit per literal: whether it occurs
+	seen    []int32  // the literals that occur, each once
+	// chain holds the occurrences of the kept literals in text order;
+	// last[l] is literal l's last one (its entry is read only when l
+	// occurs), whose prev leads back to the one before.
+	chain []link
+	last  []int32
 }
 
-// scan adds to counts[i] the number of occurrences of literal i in
-// text[from:] (whose boundaries hold, read in all of text); counts has one
-// entry per literal. It appends to at the occurrences of the literals
-// marked keepAt, in text order.
-func (ls *literalSet) scan(text string, from int, counts []int32, at []occurrence) []occurrence {
+// link is one occurrence of a kept literal: where it starts, and the
+// index in found.chain of the literal's occurrence before it (-1: none).
+type link struct{ at, prev int32 }
+
+// scan adds to f what it finds in text[from:] (occurrences that start
+// there, since the automaton starts there, whose boundaries hold, read in
+// all of text). f.counts and f.last have an entry per literal, f.present
+// a bit.
+func (ls *literalSet) scan(text string, from int, f *found) {
 	next, classes, nclass := ls.next, &ls.classes, ls.nclass
 	s := 0
 	for i := from; i < len(text); i++ {
 		n := next[s*nclass+int(classes[text[i]])]
 		s = int(n &^ hasOutput)
-		if n&hasOutput == 0 {
-			continue
-		}
-		for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
-			start := i + 1 - int(o.length)
-			if start < from ||
-				o.flags&outWordStart != 0 && !wordBoundary(text, start) ||
-				o.flags&outWordEnd != 0 && !wordBoundary(text, i+1) {
-				continue
-			}
-			counts[o.lit]++
-			if o.flags&outKeepAt != 0 {
-				at = append(at, occurrence{lit: o.lit, at: int32(start)})
-			}
+		if n&hasOutput != 0 {
+			ls.emit(text, i, s, f)
 		}
 	}
-	return at
+}
+
+// emit adds to f the literals that end at text[i], where the scan reached
+// state s. It is apart from scan so that scan's loop keeps its few
+// variables in registers.
+func (ls *literalSet) emit(text string, i, s int, f *found) {
+	for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
+		start := i + 1 - int(o.length)
+		if o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] ||
+			o.flags&outWordEnd != 0 && wordBytes[text[i]] == (i+1 < len(text) && wordBytes[text[i+1]]) {
+			continue
+		}
+		c := f.counts[o.lit]
+		f.counts[o.lit] = c + 1
+		if c == 0 {
+			f.seen = append(f.seen, o.lit)
+			f.present[o.lit>>6] |= 1 << (o.lit & 63)
+		}
+		if o.flags&outKeepAt != 0 {
+			prev := int32(-1)
+			if c > 0 {
+				prev = f.last[o.lit]
+			}
+			f.last[o.lit] = int32(len(f.chain))
+			f.chain = append(f.chain, link{at: int32(start), prev: prev})
+		}
+	}
 }

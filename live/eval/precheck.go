@@ -26,10 +26,10 @@ type compiled struct {
 // branch is one top-level alternative of a pattern's regex.
 type branch struct {
 	re        *regexp.Regexp
-	wordStart bool     // the branch started with \b, which match checks itself
-	group     bool     // the branch has a capture group; validators read the first that took part
-	filter    *pfNode  // prefilter; literals indexed in precheck.literals
-	check     []pfStep // filter laid out for holds
+	wordStart bool    // the branch started with \b, which match checks itself
+	group     bool    // the branch has a capture group; validators read the first that took part
+	filter    *pfNode // prefilter; literals indexed in precheck.literals
+	check     check   // filter laid out for holds
 	// anchors are sets of literals (indices) every match contains one of;
 	// windows are cut around the occurrences of the set that occurs least.
 	// nil scans the whole view.
@@ -54,6 +54,9 @@ type branch struct {
 	// wordBounds): an attempt is also made only where the literal occurs
 	// within that many words of the lead.
 	followWords []int
+	// followIDs number the follow sets across the precheck (equal sets
+	// share a number), for scan.followers.
+	followIDs []int32
 	// lineStart says a lead must start its line, after white space.
 	lineStart bool
 	// starts, for a branch run on windows whose matches all start with
@@ -83,7 +86,10 @@ type precheck struct {
 	// nbranches is how many branches there are.
 	leadOf    [][]int32
 	nbranches int
-	dfas      dfaBudget // the states of the branches' dfas
+	// followID numbers the distinct follow sets (keyed by their sorted
+	// literals).
+	followID map[string]int32
+	dfas     dfaBudget // the states of the branches' dfas
 }
 
 // compilePatterns checks and compiles every pattern; it reports every
@@ -386,7 +392,7 @@ func draftBranch(pt part, p *Pattern, budget *dfaBudget) (branchDraft, error) {
 func (pc *precheck) finish(d branchDraft) branch {
 	b := d.branch
 	b.filter = pc.intern(d.filter)
-	b.check = layOut(b.filter, nil)
+	b.check.layOut(b.filter)
 	for _, k := range d.leadKeys {
 		b.leads = append(b.leads, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
 	}
@@ -404,10 +410,26 @@ func (pc *precheck) finish(d branchDraft) branch {
 		case !sameSet(idx, b.leads):
 			b.follows = append(b.follows, idx)
 			b.followWords = append(b.followWords, d.anchorWords[i])
+			b.followIDs = append(b.followIDs, pc.followSetID(idx))
 		}
 	}
 	b.gates = pc.internGates(d.gateSets)
 	return b
+}
+
+// followSetID returns the number of a follow set, the same for equal
+// sets.
+func (pc *precheck) followSetID(set []int) int32 {
+	key := fmt.Sprint(slices.Sorted(slices.Values(set)))
+	id, ok := pc.followID[key]
+	if !ok {
+		if pc.followID == nil {
+			pc.followID = map[string]int32{}
+		}
+		id = int32(len(pc.followID))
+		pc.followID[key] = id
+	}
+	return id
 }
 
 // strongPrefix reports whether re starts with a literal rare enough for
@@ -464,16 +486,16 @@ type hit struct {
 
 // scan is the precheck's working state for one text.
 type scan struct {
-	views  []view
-	norm   NormaliseReport
-	hits   []hit
-	counts []int32      // per literal: its occurrences in the current view
-	occ    []occurrence // where the lead literals occur in the current view, in text order
-	// positions are occ's offsets by literal: literal l's are
-	// positions[start[l]:start[l]+counts[l]] (sortOccurrences).
+	views []view
+	norm  NormaliseReport
+	hits  []hit
+	found // the literals of the current view
+	// positions hold the kept literals' occurrences laid out by literal
+	// as occurrences asks for them: literal l's are positions[start[l]-1:]
+	// once start[l] > 0 (start is reset, and read, only for the literals
+	// that occur).
 	positions []int32
 	start     []int32
-	fill      []int32
 	windows   [][2]int
 	// wordStarts are where the current view's word runs start, and
 	// wordRank[i] how many of them are at or before byte i (runStart),
@@ -485,10 +507,26 @@ type scan struct {
 	live []bool
 	// startsAt is findStart's buffer.
 	startsAt []int32
+	// followers[id] are where the literals of follow set id occur in the
+	// current view, in order, once asked for (followerIDs lists the sets
+	// asked for; followerBuf holds their positions).
+	followers   [][]int32
+	followerIDs []int32
+	followerBuf []int32
 	// hiddenEncoded and hiddenChars count the patterns (other than
 	// obfuscation ones) that matched only in a decoded layer, or only once
 	// character tricks were undone.
 	hiddenEncoded, hiddenChars int
+}
+
+// reset empties s for another text, keeping its buffers.
+func (s *scan) reset() {
+	s.forgetFollowers()
+	*s = scan{views: s.views[:0], hits: s.hits[:0],
+		found:     found{counts: s.counts[:0], present: s.present[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
+		positions: s.positions[:0], start: s.start[:0], windows: s.windows[:0],
+		wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0],
+		followers: s.followers[:0], followerIDs: s.followerIDs[:0], followerBuf: s.followerBuf[:0]}
 }
 
 // run scans every view with every pattern whose scope covers side.
@@ -571,7 +609,7 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 	}
 	for i := range c.branches {
 		b := &c.branches[i]
-		if b.leads != nil && !s.live[b.id] || !holds(b.check, 0, s.counts) {
+		if b.leads != nil && !s.live[b.id] || !b.check.holds(0, s.present) {
 			continue
 		}
 		text := v.lower
@@ -688,7 +726,7 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b.follows, b.followWords, text, at) ||
+			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) ||
 				!s.gated(b, text, at, v.regions == nil) || b.lineStart && !startsLine(text, at) {
 				continue
 			}
@@ -729,50 +767,95 @@ func (pc *precheck) read(s *scan, v *view) { pc.readWith(pc.set, s, v) }
 func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.counts = resize(s.counts, len(pc.literals))
 	clear(s.counts)
-	s.occ = s.occ[:0]
+	s.last = resize(s.last, len(pc.literals))
+	s.present = resize(s.present, (len(pc.literals)+63)/64)
+	clear(s.present)
+	s.start = resize(s.start, len(pc.literals))
+	s.seen, s.chain = s.seen[:0], s.chain[:0]
 	s.wordsRead = false
 	if v.regions == nil {
-		s.occ = set.scan(v.lower, 0, s.counts, s.occ)
+		set.scan(v.lower, 0, &s.found)
 	}
 	for _, r := range v.regions {
-		s.occ = set.scan(v.lower[:r[1]], r[0], s.counts, s.occ)
+		set.scan(v.lower[:r[1]], r[0], &s.found)
 	}
-	s.sortOccurrences(len(pc.literals))
+	s.positions = slices.Grow(s.positions[:0], len(s.chain))
+	s.forgetFollowers()
+	s.followers = resize(s.followers, len(pc.followID))
 	s.live = resize(s.live, pc.nbranches)
 	clear(s.live)
-	for _, o := range s.occ { // every lead literal keeps its positions
-		for _, b := range pc.leadOf[o.lit] {
+	for _, l := range s.seen { // every lead literal keeps its positions
+		s.start[l] = 0
+		for _, b := range pc.leadOf[l] {
 			s.live[b] = true
 		}
 	}
 }
 
-// followed reports whether each of the follow sets has a literal that
+// followed reports whether each of b's follow sets has a literal that
 // occurs within leadSpan bytes after at (where a lead occurs), and within
-// the set's word bound (words) of at when it has one.
-func (s *scan) followed(follows [][]int, words []int, text string, at int) bool {
-	for i, set := range follows {
+// the set's word bound of at when it has one.
+func (s *scan) followed(b *branch, text string, at int) bool {
+	for i, set := range b.follows {
 		limit := at + leadSpan
-		if n := words[i]; n >= 0 {
+		if n := b.followWords[i]; n >= 0 {
 			limit = min(limit, s.runStart(text, at, n+1)+1)
 		}
-		found := false
-		for _, l := range set {
-			if s.counts[l] == 0 {
-				continue
-			}
-			pos := s.occurrences(l)
-			j, _ := slices.BinarySearch(pos, int32(at))
-			if j < len(pos) && int(pos[j]) < limit {
-				found = true
-				break
-			}
-		}
-		if !found {
+		pos := s.follower(b.followIDs[i], set)
+		j, _ := slices.BinarySearch(pos, int32(at))
+		if j == len(pos) || int(pos[j]) >= limit {
 			return false
 		}
 	}
 	return true
+}
+
+// forgetFollowers empties followers (every entry nil: only those
+// followerIDs lists are not).
+func (s *scan) forgetFollowers() {
+	for _, id := range s.followerIDs {
+		s.followers[id] = nil
+	}
+	s.followerIDs, s.followerBuf = s.followerIDs[:0], s.followerBuf[:0]
+}
+
+// noPositions marks a follow set none of whose literals occurs.
+var noPositions = []int32{}
+
+// follower returns where the literals of follow set id (set) occur in
+// the current view, merged in order; it merges them the first time it
+// is asked.
+func (s *scan) follower(id int32, set []int) []int32 {
+	if pos := s.followers[id]; pos != nil {
+		return pos
+	}
+	var pos []int32
+	k := -1 // where the merged positions start in followerBuf, once there are two lists
+	for _, l := range set {
+		if s.counts[l] == 0 {
+			continue
+		}
+		occ := s.occurrences(l)
+		if pos == nil {
+			pos = occ
+			continue
+		}
+		if k < 0 {
+			k = len(s.followerBuf)
+			s.followerBuf = append(s.followerBuf, pos...)
+		}
+		s.followerBuf = append(s.followerBuf, occ...)
+		pos = s.followerBuf[k:]
+	}
+	if k >= 0 {
+		slices.Sort(pos)
+	}
+	if pos == nil {
+		pos = noPositions
+	}
+	s.followers[id] = pos
+	s.followerIDs = append(s.followerIDs, id)
+	return pos
 }
 
 // runStart returns where the nth run of word bytes (ASCII letters, digits
@@ -804,16 +887,20 @@ func (s *scan) runStart(text string, at, n int) int {
 // starts, and sets rank[i] (len(text) of them) to how many runs start at
 // or before byte i.
 func wordStarts(text string, starts, rank []int32) []int32 {
-	in := false
-	for i := 0; i < len(text); i++ {
-		w := isWordByte(text[i])
+	rank = rank[:len(text)]
+	starts = slices.Grow(starts, len(text)/2+1) // a run and a byte between runs take two
+	at := starts[len(starts) : len(starts)+len(text)/2+1]
+	n, in := 0, false
+	for i := range len(text) {
+		w := wordBytes[text[i]]
 		if w && !in {
-			starts = append(starts, int32(i))
+			at[n] = int32(i)
+			n++
 		}
 		in = w
-		rank[i] = int32(len(starts))
+		rank[i] = int32(len(starts) + n)
 	}
-	return starts
+	return starts[:len(starts)+n]
 }
 
 // sameSet reports whether a and b hold the same indices.
@@ -830,38 +917,23 @@ func sameSet(a, b []int) bool {
 }
 
 // occurrences returns where literal l (one the set keeps positions of)
-// occurs in the current view.
+// occurs in the current view, in text order. They are laid out from
+// their chain the first time they are asked for.
 func (s *scan) occurrences(l int) []int32 {
 	n := s.counts[l]
 	if n == 0 {
 		return nil
 	}
-	return s.positions[s.start[l] : s.start[l]+n]
-}
-
-// sortOccurrences buckets the view's occurrences by literal (a counting
-// sort that keeps text order within a literal), for occurrences. A kept
-// literal's count is its number of occurrences, so only the buckets of
-// the literals that occur are laid out: start[l] is set, and read, only
-// for them.
-func (s *scan) sortOccurrences(nlits int) {
-	s.start = resize(s.start, nlits)
-	s.fill = resize(s.fill, nlits)
-	for _, o := range s.occ {
-		s.start[o.lit] = -1
+	if at := s.start[l]; at > 0 {
+		return s.positions[at-1 : at-1+n]
 	}
-	next := int32(0)
-	for _, o := range s.occ {
-		if s.start[o.lit] < 0 {
-			s.start[o.lit], s.fill[o.lit] = next, next
-			next += s.counts[o.lit]
-		}
+	at := len(s.positions)
+	s.positions = s.positions[:at+int(n)] // readWith made room for every occurrence
+	for i, k := at+int(n)-1, s.last[l]; k >= 0; i, k = i-1, s.chain[k].prev {
+		s.positions[i] = s.chain[k].at
 	}
-	s.positions = resize(s.positions, len(s.occ))
-	for _, o := range s.occ {
-		s.positions[s.fill[o.lit]] = o.at
-		s.fill[o.lit]++
-	}
+	s.start[l] = int32(at + 1)
+	return s.positions[at : at+int(n)]
 }
 
 // clip cuts sorted windows down to their overlap with sorted regions, in
@@ -926,45 +998,85 @@ func (s *scan) digitWindows(v *view, min int) [][2]int {
 }
 
 // pfStep is a prefilter node laid out in preorder: its subtree ends
-// before end; a literal's index is lit.
+// before end; a literal's index is lit. An OR of literals alone is one
+// step (pfAny), whose literals are the bits of masks[lit:lit+n].
 type pfStep struct {
-	op  pfOp
-	lit int32
-	end int32
+	op     pfOp
+	lit, n int32
+	end    int32
 }
 
-// layOut appends n's subtree to steps, in preorder.
-func layOut(n *pfNode, steps []pfStep) []pfStep {
-	at := len(steps)
-	steps = append(steps, pfStep{op: n.op, lit: int32(n.idx)})
-	for _, sub := range n.subs {
-		steps = layOut(sub, steps)
+// litMask is one word of a set of literals: the bits of literals
+// 64*word to 64*word+63.
+type litMask struct {
+	word int32
+	bits uint64
+}
+
+// check is a branch's prefilter laid out for holds.
+type check struct {
+	steps []pfStep
+	masks []litMask
+}
+
+// layOut appends n's subtree to c, in preorder.
+func (c *check) layOut(n *pfNode) {
+	at := len(c.steps)
+	if n.op == pfOr && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit }) {
+		start := len(c.masks)
+		for _, sub := range n.subs {
+			w := int32(sub.idx >> 6)
+			k := slices.IndexFunc(c.masks[start:], func(m litMask) bool { return m.word == w })
+			if k < 0 {
+				k = len(c.masks) - start
+				c.masks = append(c.masks, litMask{word: w})
+			}
+			c.masks[start+k].bits |= 1 << (sub.idx & 63)
+		}
+		c.steps = append(c.steps, pfStep{op: pfAny, lit: int32(start), n: int32(len(c.masks) - start), end: int32(at + 1)})
+		return
 	}
-	steps[at].end = int32(len(steps))
-	return steps
+	c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx)})
+	for _, sub := range n.subs {
+		c.layOut(sub)
+	}
+	c.steps[at].end = int32(len(c.steps))
 }
 
-// holds evaluates the prefilter laid out in steps from step i on the
-// view's literal counts.
-func holds(steps []pfStep, i int, counts []int32) bool {
-	n := steps[i]
+// holds evaluates the prefilter laid out in c from step i on the view's
+// literals (present has the bit of every literal that occurs).
+func (c *check) holds(i int, present []uint64) bool {
+	n := c.steps[i]
+	if n.op != pfAnd && n.op != pfOr {
+		return c.leaf(n, present)
+	}
+	want := n.op == pfOr // the answer a sub gives that settles the node
+	for j := i + 1; j < int(n.end); j = int(c.steps[j].end) {
+		var ok bool
+		if sub := c.steps[j]; sub.op != pfAnd && sub.op != pfOr {
+			ok = c.leaf(sub, present)
+		} else {
+			ok = c.holds(j, present)
+		}
+		if ok == want {
+			return want
+		}
+	}
+	return !want
+}
+
+// leaf evaluates a step that is no AND or OR.
+func (c *check) leaf(n pfStep, present []uint64) bool {
 	switch n.op {
 	case pfLit:
-		return counts[n.lit] > 0
-	case pfAnd, pfOr:
-		want := n.op == pfOr // the answer a sub gives that settles the node
-		for j := i + 1; j < int(n.end); j = int(steps[j].end) {
-			var ok bool
-			if sub := steps[j]; sub.op == pfLit {
-				ok = counts[sub.lit] > 0
-			} else {
-				ok = holds(steps, j, counts)
-			}
-			if ok == want {
-				return want
+		return present[n.lit>>6]&(1<<(n.lit&63)) != 0
+	case pfAny:
+		for _, m := range c.masks[n.lit : n.lit+n.n] {
+			if present[m.word]&m.bits != 0 {
+				return true
 			}
 		}
-		return !want
+		return false
 	}
 	return true
 }

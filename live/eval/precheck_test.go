@@ -50,7 +50,7 @@ func TestPrecheckMatchesPlainRegex(t *testing.T) {
 		texts = append(texts, c.Examples.Positive...)
 		texts = append(texts, c.Examples.Negative...)
 	}
-	s := &scan{counts: make([]int32, len(e.pre.literals))}
+	s := &scan{}
 	for i := range e.pre.patterns {
 		c := &e.pre.patterns[i]
 		if c.branches == nil {
@@ -124,7 +124,7 @@ func TestFollowWordBoundsHold(t *testing.T) {
 								continue
 							}
 							attempts++
-							if !s.followed(b.follows, b.followWords, v.lower, int(at)) {
+							if !s.followed(b, v.lower, int(at)) {
 								t.Errorf("%s: matches at %d of the %s view of %.80q, where its follow check (bounds %v) skips it", c.ID, at, v.kind, text, b.followWords)
 							}
 							if !s.gated(b, v.lower, int(at), v.regions == nil) {
@@ -201,4 +201,37 @@ func TestStartSearchFindsFirstMatch(t *testing.T) {
 		t.Fatal("no match was compared")
 	}
 	t.Logf("%d windows compared, %d with a match", checked, found)
+}
+
+// TestReusedScanAnswersAsFresh checks that a scan emptied by reset, as
+// the evaluator's pool hands it on, finds what a new one finds, on every
+// fourth corpus text in turn: nothing of one text carries over to the
+// next.
+func TestReusedScanAnswersAsFresh(t *testing.T) {
+	e, _ := hookedEvaluator(t, false)
+	reused := &scan{}
+	found := 0
+	for i, text := range corpusTexts(t) {
+		if i%4 != 0 {
+			continue
+		}
+		fresh := &scan{}
+		for _, s := range []*scan{reused, fresh} {
+			n := normaliser{lim: e.opts.Limits, rep: &s.norm, views: s.views[:0]}
+			s.views = n.build(text)
+			e.pre.run(s, ScopeInput)
+		}
+		if !slices.Equal(reused.hits, fresh.hits) || reused.hiddenEncoded != fresh.hiddenEncoded || reused.hiddenChars != fresh.hiddenChars {
+			t.Fatalf("text %d (%.80q): a reused scan finds %+v, a new one %+v", i, text, reused.hits, fresh.hits)
+		}
+		for _, h := range fresh.hits {
+			if h.found {
+				found++
+			}
+		}
+		reused.reset()
+	}
+	if found == 0 {
+		t.Fatal("no pattern matched: the test compares nothing")
+	}
 }

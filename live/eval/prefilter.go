@@ -33,6 +33,7 @@ const (
 	pfLit             // the literal occurs
 	pfAnd
 	pfOr
+	pfAny // an OR of literals alone, laid out as a bitset (check)
 )
 
 // pfNode is a node of a prefilter tree.
@@ -470,9 +471,15 @@ func stripWordStart(src string) (string, bool) {
 }
 
 // isWordByte is \b's notion of a word character (ASCII only, as in Go).
-func isWordByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
-}
+func isWordByte(c byte) bool { return wordBytes[c] }
+
+// wordBytes[c] says whether c is a word character.
+var wordBytes = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+	}
+	return t
+}()
 
 // wordBoundary reports whether \b holds at byte offset i of s.
 func wordBoundary(s string, i int) bool {
