@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/hex"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,6 +79,11 @@ func (v *view) digitRuns() []digitSpan {
 	v.runsDone = true
 	cur, gap := digitSpan{start: -1}, 0
 	for i := 0; i <= len(v.text); i++ {
+		if cur.start < 0 { // outside a run, only a digit matters
+			for i < len(v.text) && v.text[i]-'0' > 9 {
+				i++
+			}
+		}
 		c := byte(0)
 		if i < len(v.text) {
 			c = v.text[i]
@@ -90,7 +96,7 @@ func (v *view) digitRuns() []digitSpan {
 			cur.digits++
 			cur.end = i + 1
 			gap = 0
-		case cur.start >= 0 && gap < 2 && (c == ' ' || c == '-' || c == '.' || c == '/' || c == '(' || c == ')' || c == '+' || c == ':'):
+		case cur.start >= 0 && gap < 2 && byteClass[c]&clDigitGap != 0:
 			gap++
 		default:
 			if cur.start >= 0 {
@@ -238,15 +244,57 @@ func (n *normaliser) decode(v view, depth int) {
 func plainASCII(s string) bool { return plainPrefix(s) == len(s) }
 
 // plainPrefix returns the length of the longest prefix of s that is
-// printable ASCII, tabs and line breaks only.
+// printable ASCII, tabs and line breaks only. It reads eight bytes at a
+// time, and byte by byte only the words that hold something else than
+// printable ASCII.
 func plainPrefix(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return i
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			// high bit of a byte set: 0x80 or above (w), 0x7f (w+1), or
+			// below 0x20 (w-0x20 &^ w, exact on whether any byte is)
+			if w := load64(s, i); (w|(w+0x0101010101010101)|(w-0x2020202020202020)&^w)&0x8080808080808080 == 0 {
+				i += 8
+				continue
+			}
+		}
+		for end := min(i+8, len(s)); i < end; i++ {
+			if c := s[i]; c >= 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return i
+			}
 		}
 	}
 	return len(s)
+}
+
+// load64 reads s[i:i+8] as a little-endian word.
+func load64(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// upperBytes has the high bit set in each byte of w that is an ASCII
+// upper-case letter.
+func upperBytes(w uint64) uint64 {
+	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	a := w & low7                      // no carry between bytes below
+	atLeastA := a + 0x3f3f3f3f3f3f3f3f // high bit: a >= 'A'
+	pastZ := a + 0x2525252525252525    // high bit: a > 'Z'
+	return atLeastA &^ pastZ &^ w & high
+}
+
+// nextUpper returns the index of the first ASCII upper-case letter of s
+// at or after i, or len(s).
+func nextUpper(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := upperBytes(load64(s, i)); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+		i++
+	}
+	return i
 }
 
 // normalise removes invisible, bidirectional and tag characters (counting
@@ -334,25 +382,18 @@ func hasRTL(s string) bool {
 
 // lowerASCII lowers ASCII letters only, keeping byte offsets.
 func lowerASCII(s string) string {
-	i := 0
-	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
-		i++
-	}
+	i := nextUpper(s, 0)
 	if i == len(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for from := 0; ; {
+	from := 0
+	for ; i < len(s); i = nextUpper(s, from) {
 		b.WriteString(s[from:i]) // s[i] is an upper-case letter
 		b.WriteByte(s[i] + 'a' - 'A')
-		from, i = i+1, i+1
-		for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
-			i++
-		}
-		if i == len(s) {
-			b.WriteString(s[from:])
-			return b.String()
-		}
+		from = i + 1
 	}
+	b.WriteString(s[from:])
+	return b.String()
 }

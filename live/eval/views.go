@@ -99,6 +99,36 @@ func (n *normaliser) fold(s string) string {
 	return b.String()
 }
 
+// The classes of bytes the normaliser's scans look for (byteClass).
+const (
+	clWord     = 1 << iota // a-z, digits, leet symbols: deleet's word bytes
+	clLeet                 // leetspeak stand-ins for letters (leet)
+	clSpacer               // separators of spaced letters (unspace)
+	clSpace                // ASCII white space (unicode.IsSpace)
+	clBase64               // the standard and URL base64 alphabets and '='
+	clHexRun               // hex digits, the separators and prefix bytes of separated hex
+	clDigitGap             // what may part the digits of one digit run
+)
+
+// byteClass holds the classes of each byte: one lookup instead of a chain
+// of comparisons in the scans that read every byte.
+var byteClass = func() (t [256]uint8) {
+	set := func(class uint8, bytes string) {
+		for i := 0; i < len(bytes); i++ {
+			t[bytes[i]] |= class
+		}
+	}
+	const lower, upper, digits = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
+	set(clWord, lower+digits+"@$")
+	set(clLeet, "013457@$")
+	set(clSpacer, " .-_*/|")
+	set(clSpace, "\t\n\v\f\r ")
+	set(clBase64, lower+upper+digits+"+/=-_")
+	set(clHexRun, digits+"abcdefABCDEF ,:\\x")
+	set(clDigitGap, " -./()+:")
+	return t
+}()
+
 // leet maps the digits and symbols leetspeak uses for letters.
 var leet = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
 
@@ -112,34 +142,39 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	type token struct{ start, end, letters, leets int }
 	var toks []token
 	strong := 0
-	start := -1
-	for i := 0; i <= len(lower); i++ {
-		word := i < len(lower) && (lower[i] >= 'a' && lower[i] <= 'z' || leet[lower[i]] != 0 || lower[i] >= '0' && lower[i] <= '9')
-		if word && start < 0 {
-			start = i
+	// Only the words (runs of letters, digits and leet symbols) holding a
+	// leet character matter: find each such character, then its word.
+	for i := 0; i < len(lower); {
+		k := i
+		for k < len(lower) && byteClass[lower[k]]&clLeet == 0 {
+			k++
 		}
-		if word || start < 0 {
-			continue
+		if k == len(lower) {
+			break
 		}
-		t := token{start: start, end: i}
+		t := token{start: k, end: k + 1}
+		for t.start > i && byteClass[lower[t.start-1]]&clWord != 0 {
+			t.start--
+		}
+		for t.end < len(lower) && byteClass[lower[t.end]]&clWord != 0 {
+			t.end++
+		}
 		inner := false
-		for k := start; k < i; k++ {
-			switch c := lower[k]; {
+		for p := t.start; p < t.end; p++ {
+			switch c := lower[p]; {
 			case c >= 'a' && c <= 'z':
 				t.letters++
 			case leet[c] != 0:
 				t.leets++
-				inner = inner || k+1 < i && lower[k+1] >= 'a' && lower[k+1] <= 'z'
+				inner = inner || p+1 < t.end && lower[p+1] >= 'a' && lower[p+1] <= 'z'
 			}
 		}
-		if t.leets > 0 {
-			if t.letters >= 2 && (inner || t.leets >= 2) || t.letters >= 1 && t.leets >= 2 {
-				strong++
-				t.leets = -t.leets // marks a word that counts on its own
-			}
-			toks = append(toks, t)
+		if t.letters >= 2 && (inner || t.leets >= 2) || t.letters >= 1 && t.leets >= 2 {
+			strong++
+			t.leets = -t.leets // marks a word that counts on its own
 		}
-		start = -1
+		toks = append(toks, t)
+		i = t.end
 	}
 	if strong == 0 {
 		return "", nil
@@ -182,9 +217,14 @@ func unspace(lower string) (string, [][2]int) {
 	var changed [][2]int
 	done := 0 // lower[:done] is written
 	for i := 0; i < len(lower); {
-		if isLowerLetter(lower[i]) && (i == 0 || !isLowerLetter(lower[i-1])) {
+		if !isLowerLetter(lower[i]) {
+			i++
+			continue
+		}
+		// lower[i] starts a word: the loop steps over words whole.
+		if i+1 < len(lower) && byteClass[lower[i+1]]&clSpacer != 0 {
 			j, count, sep := i, 1, byte(0)
-			for j+2 < len(lower) && strings.IndexByte(" .-_*/|", lower[j+1]) >= 0 &&
+			for j+2 < len(lower) && byteClass[lower[j+1]]&clSpacer != 0 &&
 				(sep == 0 || lower[j+1] == sep) && isLowerLetter(lower[j+2]) &&
 				(j+3 >= len(lower) || !isLowerLetter(lower[j+3])) {
 				sep = lower[j+1]
@@ -206,7 +246,8 @@ func unspace(lower string) (string, [][2]int) {
 				continue
 			}
 		}
-		i++
+		for i++; i < len(lower) && isLowerLetter(lower[i]); i++ {
+		}
 	}
 	if len(changed) == 0 {
 		return "", nil
@@ -220,12 +261,30 @@ func unspace(lower string) (string, [][2]int) {
 // space-separated tokens are single characters, single spaces are dropped
 // and runs of two or more spaces become word breaks.
 func unspaceAll(lower string) (string, bool) {
-	tokens, single := 0, 0
-	for f := range strings.FieldsSeq(lower) {
-		tokens++
-		if len(f) == 1 {
+	// The tokens of strings.Fields, counted without making them.
+	tokens, single, field := 0, 0, 0 // field: bytes of the current token
+	for i := 0; i <= len(lower); {
+		size, space := 1, true // the end closes the last token
+		if i < len(lower) {
+			space = byteClass[lower[i]]&clSpace != 0
+			if lower[i] >= utf8.RuneSelf {
+				var r rune
+				r, size = utf8.DecodeRuneInString(lower[i:])
+				space = unicode.IsSpace(r)
+			}
+		}
+		i += size
+		if !space {
+			field += size
+			continue
+		}
+		if field > 0 {
+			tokens++
+		}
+		if field == 1 {
 			single++
 		}
+		field = 0
 	}
 	if tokens < 8 || single*10 < tokens*6 {
 		return "", false
@@ -252,10 +311,6 @@ func unspaceAll(lower string) (string, bool) {
 // minEncodedRun is the shortest base64 or hex run worth decoding.
 const minEncodedRun = 20
 
-func isBase64Char(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
-}
-
 func isHexChar(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
@@ -265,18 +320,18 @@ func isHexChar(c byte) bool {
 // at least eight hex pairs written with separators ("69 67", "\x69\x67").
 func encodedRuns(s string) []string {
 	var runs []string
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && isBase64Char(s[i]) {
-			if start < 0 {
-				start = i
-			}
+	for i := 0; i < len(s); {
+		if byteClass[s[i]]&clBase64 == 0 {
+			i++
 			continue
 		}
-		if start >= 0 && i-start >= minEncodedRun {
+		start := i
+		for i < len(s) && byteClass[s[i]]&clBase64 != 0 {
+			i++
+		}
+		if i-start >= minEncodedRun {
 			runs = append(runs, s[start:i])
 		}
-		start = -1
 	}
 	if strings.Contains(s, `\x`) || strings.Contains(s, "0x") || strings.Contains(s, " ") {
 		runs = append(runs, separatedHex(s)...)
@@ -293,6 +348,28 @@ func hasEncodedRun(s string) bool { return len(encodedRuns(s)) > 0 }
 func separatedHex(s string) []string {
 	var runs []string
 	for i := 0; i < len(s); {
+		// A run is made of hex digits, separators and prefixes only, and
+		// eight pairs take at least 16 bytes: shorter stretches of those
+		// bytes hold none.
+		if byteClass[s[i]]&clHexRun == 0 {
+			i++
+			continue
+		}
+		end := i
+		for end < len(s) && byteClass[s[end]]&clHexRun != 0 {
+			end++
+		}
+		if end-i >= 16 {
+			runs = hexPairRuns(s[:end], i, runs)
+		}
+		i = end
+	}
+	return runs
+}
+
+// hexPairRuns appends to runs the separated hex runs that start in s[i:].
+func hexPairRuns(s string, i int, runs []string) []string {
+	for i < len(s) {
 		if !isHexChar(s[i]) && s[i] != '\\' { // no pair or prefix starts here
 			i++
 			continue
@@ -425,10 +502,22 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// mentionsROT13 reports whether the lowered text names a rotation cipher.
+// mentionsROT13 reports whether the lowered text names a rotation cipher
+// ("rot13", "rot-13", "rot 13", "caesar"). The rotations are found from
+// their "13", rarer in text than the letters.
 func mentionsROT13(lower string) bool {
-	return strings.Contains(lower, "rot13") || strings.Contains(lower, "rot-13") ||
-		strings.Contains(lower, "rot 13") || strings.Contains(lower, "caesar")
+	for from := 0; ; {
+		i := strings.Index(lower[from:], "13")
+		if i < 0 {
+			break
+		}
+		i += from
+		if p := lower[:i]; strings.HasSuffix(p, "rot") || strings.HasSuffix(p, "rot-") || strings.HasSuffix(p, "rot ") {
+			return true
+		}
+		from = i + 1
+	}
+	return strings.Contains(lower, "caesar")
 }
 
 // rot13 rotates ASCII letters by 13.

@@ -1,0 +1,92 @@
+package eval
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestScansMatchOld compares the normaliser's byte scans with the
+// versions they replaced (normalise_old_test.go) on every view of every
+// corpus text and variant TestOutputs reads, and on random text made of
+// the bytes the scans look for.
+func TestScansMatchOld(t *testing.T) {
+	texts := outputTexts(t)
+	var inputs []string
+	for i, s := range texts {
+		inputs = append(append(inputs, s), variants(s, texts[(i+1)%len(texts)])...)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430"
+	runes := []rune(alphabet)
+	for range 10000 {
+		var b strings.Builder
+		for range rng.IntN(64) {
+			b.WriteRune(runes[rng.IntN(len(runes))])
+		}
+		inputs = append(inputs, b.String(), strings.Repeat(b.String(), 1+rng.IntN(4)))
+	}
+	lim := Limits{}
+	lim.fill()
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		var rep NormaliseReport
+		n := normaliser{lim: lim, rep: &rep}
+		for _, v := range n.build(in) {
+			for _, s := range []string{v.text, v.lower} {
+				if !seen[s] {
+					seen[s] = true
+					compareScans(t, s, len(s) < 256)
+				}
+			}
+		}
+	}
+	t.Logf("%d inputs, %d texts compared", len(inputs), len(seen))
+}
+
+// compareScans compares the scans of s, and with alignments the
+// eight-byte reads at every alignment.
+func compareScans(t *testing.T, s string, alignments bool) {
+	t.Helper()
+	same := func(name string, got, want any) {
+		t.Helper()
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s(%q) = %v, want %v", name, s, got, want)
+		}
+	}
+	var newRep, oldRep NormaliseReport
+	nn, on := normaliser{rep: &newRep}, normaliser{rep: &oldRep}
+	got, gotChanged := nn.deleet(s)
+	want, wantChanged := on.oldDeleet(s)
+	same("deleet", []any{got, gotChanged, newRep}, []any{want, wantChanged, oldRep})
+	got, gotChanged = unspace(s)
+	want, wantChanged = oldUnspace(s)
+	same("unspace", []any{got, gotChanged}, []any{want, wantChanged})
+	gotAll, gotOK := unspaceAll(s)
+	wantAll, wantOK := oldUnspaceAll(s)
+	same("unspaceAll", []any{gotAll, gotOK}, []any{wantAll, wantOK})
+	same("encodedRuns", encodedRuns(s), oldEncodedRuns(s))
+	same("separatedHex", separatedHex(s), oldSeparatedHex(s))
+	same("mentionsROT13", mentionsROT13(s), oldMentionsROT13(s))
+	v := view{text: s}
+	same("digitRuns", v.digitRuns(), oldDigitRuns(s))
+	same("lowerASCII", lowerASCII(s), oldLowerASCII(s))
+	for i := range min(len(s), 9) {
+		if !alignments {
+			break
+		}
+		same("plainPrefix", plainPrefix(s[i:]), oldPlainPrefix(s[i:]))
+		same("lowerASCII", lowerASCII(s[i:]), oldLowerASCII(s[i:]))
+	}
+}
+
+// FuzzScansMatchOld compares the byte scans with the versions they
+// replaced on any input.
+func FuzzScansMatchOld(f *testing.F) {
+	for _, s := range []string{"", "i g n o r e  a l l", "1gn0r3 4ll pr3v10u5", "\\x69\\x67\\x6e\\x6f\\x72\\x65\\x20\\x61",
+		"69 67 6e 6f 72 65 20 61 6c 6c", "SWdub3JlIGFsbCBwcmV2aW91cw==", "ROT 13: vtaber", "4111 1111-1111 (1111)", "ABC\u00e9DEF\tGH\x7f"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { compareScans(t, s, true) })
+}
