@@ -157,15 +157,13 @@ func (n *normaliser) build(text string) []view {
 		n.push(newView(ViewNormalised, 0, normalised))
 	}
 	base := n.views[len(n.views)-1]
+	// The leetspeak and spaced views are made from the lowered text and
+	// are their own lowered twins.
 	if leet, changed := n.deleet(base.lower); leet != "" {
-		v := newView(ViewLeet, 0, leet)
-		v.regions = regions(leet, changed)
-		n.push(v)
+		n.push(view{kind: ViewLeet, text: leet, lower: leet, regions: regions(leet, changed)})
 	}
 	if spaced, changed := unspace(base.lower); spaced != "" {
-		v := newView(ViewSpaced, 0, spaced)
-		v.regions = regions(spaced, changed)
-		n.push(v)
+		n.push(view{kind: ViewSpaced, text: spaced, lower: spaced, regions: regions(spaced, changed)})
 	}
 	if tags != "" {
 		n.add(ViewTags, 1, tags, nil)

@@ -10,7 +10,7 @@ import (
 // TestScansMatchOld compares the normaliser's byte scans with the
 // versions they replaced (normalise_old_test.go) on every view of every
 // corpus text and variant TestOutputs reads, and on random text made of
-// the bytes the scans look for.
+// the bytes the scans look for; and checks each view's lowered twin.
 func TestScansMatchOld(t *testing.T) {
 	texts := outputTexts(t)
 	var inputs []string
@@ -34,6 +34,9 @@ func TestScansMatchOld(t *testing.T) {
 		var rep NormaliseReport
 		n := normaliser{lim: lim, rep: &rep}
 		for _, v := range n.build(in) {
+			if v.lower != oldLowerASCII(v.text) {
+				t.Fatalf("%s view of %q: lower %q, want %q", v.kind, in, v.lower, oldLowerASCII(v.text))
+			}
 			for _, s := range []string{v.text, v.lower} {
 				if !seen[s] {
 					seen[s] = true

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/base64"
+	"iter"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -320,18 +321,8 @@ func isHexChar(c byte) bool {
 // at least eight hex pairs written with separators ("69 67", "\x69\x67").
 func encodedRuns(s string) []string {
 	var runs []string
-	for i := 0; i < len(s); {
-		if byteClass[s[i]]&clBase64 == 0 {
-			i++
-			continue
-		}
-		start := i
-		for i < len(s) && byteClass[s[i]]&clBase64 != 0 {
-			i++
-		}
-		if i-start >= minEncodedRun {
-			runs = append(runs, s[start:i])
-		}
+	for start, end := range longRuns(s, clBase64, minEncodedRun) {
+		runs = append(runs, s[start:end])
 	}
 	if strings.Contains(s, `\x`) || strings.Contains(s, "0x") || strings.Contains(s, " ") {
 		runs = append(runs, separatedHex(s)...)
@@ -342,27 +333,42 @@ func encodedRuns(s string) []string {
 // hasEncodedRun reports whether s holds a run encodedRuns would return.
 func hasEncodedRun(s string) bool { return len(encodedRuns(s)) > 0 }
 
+// longRuns yields the start and end of each run of at least n (> 0)
+// bytes of the class in s. It reads one byte in n where there are none:
+// when s[i+n-1] is not of the class, no such run starts in s[i:i+n].
+func longRuns(s string, class uint8, n int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		in := func(i int) bool { return byteClass[s[i]]&class != 0 }
+		for i := 0; i+n <= len(s); { // i == 0 or s[i-1] is not of the class
+			k := i + n - 1
+			if !in(k) {
+				i = k + 1
+				continue
+			}
+			start, end := k, k+1
+			for start > i && in(start-1) {
+				start--
+			}
+			for end < len(s) && in(end) {
+				end++
+			}
+			if end-start >= n && !yield(start, end) {
+				return
+			}
+			i = end + 1
+		}
+	}
+}
+
 // separatedHex finds runs of at least eight hex pairs, each optionally
 // prefixed with \x or 0x and followed by a separator (one space, comma or
 // colon), a prefix or the end; unbroken hex is encodedRuns' business.
 func separatedHex(s string) []string {
 	var runs []string
-	for i := 0; i < len(s); {
-		// A run is made of hex digits, separators and prefixes only, and
-		// eight pairs take at least 16 bytes: shorter stretches of those
-		// bytes hold none.
-		if byteClass[s[i]]&clHexRun == 0 {
-			i++
-			continue
-		}
-		end := i
-		for end < len(s) && byteClass[s[end]]&clHexRun != 0 {
-			end++
-		}
-		if end-i >= 16 {
-			runs = hexPairRuns(s[:end], i, runs)
-		}
-		i = end
+	// A run is made of hex digits, separators and prefixes only, and eight
+	// pairs take at least 16 bytes.
+	for start, end := range longRuns(s, clHexRun, 16) {
+		runs = hexPairRuns(s[:end], start, runs)
 	}
 	return runs
 }
