@@ -264,6 +264,19 @@ func plainPrefix(s string) int {
 	return len(s)
 }
 
+// asciiPrefix returns the length of the longest prefix of s that is
+// ASCII, reading eight bytes at a time.
+func asciiPrefix(s string) int {
+	i := 0
+	for i+8 <= len(s) && load64(s, i)&0x8080808080808080 == 0 {
+		i += 8
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
 // load64 reads s[i:i+8] as a little-endian word.
 func load64(s string, i int) uint64 {
 	_ = s[i+7]

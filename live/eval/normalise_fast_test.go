@@ -18,7 +18,7 @@ func TestScansMatchOld(t *testing.T) {
 		inputs = append(append(inputs, s), variants(s, texts[(i+1)%len(texts)])...)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430"
+	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430\u03bf\u0131\u13a0\u4e2d\u2019"
 	runes := []rune(alphabet)
 	for range 10000 {
 		var b strings.Builder
@@ -72,6 +72,8 @@ func compareScans(t *testing.T, s string, alignments bool) {
 	same("encodedRuns", encodedRuns(s), oldEncodedRuns(s))
 	same("separatedHex", separatedHex(s), oldSeparatedHex(s))
 	same("mentionsROT13", mentionsROT13(s), oldMentionsROT13(s))
+	gotFold, wantFold := nn.fold(s), on.oldFold(s)
+	same("fold", []any{gotFold, newRep}, []any{wantFold, oldRep})
 	v := view{text: s}
 	same("digitRuns", v.digitRuns(), oldDigitRuns(s))
 	same("lowerASCII", lowerASCII(s), oldLowerASCII(s))
@@ -81,6 +83,7 @@ func compareScans(t *testing.T, s string, alignments bool) {
 		}
 		same("plainPrefix", plainPrefix(s[i:]), oldPlainPrefix(s[i:]))
 		same("lowerASCII", lowerASCII(s[i:]), oldLowerASCII(s[i:]))
+		same("fold", nn.fold(s[i:]), on.oldFold(s[i:]))
 	}
 }
 

@@ -2,6 +2,8 @@ package eval
 
 import (
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The normaliser's scans as they were before the fast paths; the tests
@@ -261,4 +263,73 @@ func oldPlainPrefix(s string) int {
 
 func isBase64Char(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
+}
+
+func (n *normaliser) oldFold(s string) string {
+	if plainASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	var latin, folded, other int                    // letters of the current word
+	var mixed, pure, latinLetters, otherLetters int // over the text
+	endWord := func() {
+		if folded > 0 {
+			if latin > 0 {
+				mixed++
+			} else if other == 0 {
+				pure++
+			}
+		}
+		latin, folded, other = 0, 0, 0
+	}
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf { // as below, for ASCII
+			switch {
+			case c|0x20 >= 'a' && c|0x20 <= 'z':
+				latin++
+				latinLetters++
+			case c == '\'' || c == '-':
+			default:
+				endWord()
+			}
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if f, ok := homoglyphs[r]; ok {
+			b.WriteRune(f)
+			n.rep.Homoglyphs++
+			if unicode.Is(unicode.Latin, r) { // Turkish ı, IPA ɑ: Latin letters, no script mixing
+				latin++
+				latinLetters++
+			} else {
+				folded++
+			}
+			continue
+		}
+		switch {
+		case unicode.IsLetter(r):
+			if unicode.Is(unicode.Latin, r) {
+				latin++
+				latinLetters++
+			} else {
+				other++
+				otherLetters++
+			}
+		case unicode.IsMark(r) || r == '\'' || r == '-':
+		default:
+			endWord()
+		}
+		b.WriteRune(r)
+	}
+	endWord()
+	words := mixed
+	if pure > 0 && latinLetters >= 4*otherLetters { // lookalike-only words in Latin text
+		words += pure
+	}
+	n.rep.HomoglyphWords += words
+	return b.String()
 }

@@ -29,6 +29,25 @@ var homoglyphs = map[rune]rune{
 	'ı': 'i', 'ɑ': 'a', 'ɩ': 'i', 'ʏ': 'y', 'ȷ': 'j',
 }
 
+// homoglyphRange bounds the runes of homoglyphs.
+var homoglyphRange = func() (r [2]rune) {
+	r[0] = utf8.MaxRune
+	for k := range homoglyphs {
+		r[0], r[1] = min(r[0], k), max(r[1], k)
+	}
+	return r
+}()
+
+// homoglyph returns the Latin letter r imitates, if it is a lookalike;
+// the map is read only within homoglyphRange.
+func homoglyph(r rune) (rune, bool) {
+	if r < homoglyphRange[0] || r > homoglyphRange[1] {
+		return 0, false
+	}
+	f, ok := homoglyphs[r]
+	return f, ok
+}
+
 // fold replaces lookalike letters with Latin ones and counts the words
 // that used them to pass for Latin.
 func (n *normaliser) fold(s string) string {
@@ -50,22 +69,24 @@ func (n *normaliser) fold(s string) string {
 		latin, folded, other = 0, 0, 0
 	}
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf { // as below, for ASCII
-			switch {
-			case c|0x20 >= 'a' && c|0x20 <= 'z':
-				latin++
-				latinLetters++
-			case c == '\'' || c == '-':
-			default:
-				endWord()
+		if s[i] < utf8.RuneSelf { // as below, for ASCII, a run at a time
+			j := i + asciiPrefix(s[i:])
+			b.WriteString(s[i:j])
+			for ; i < j; i++ {
+				switch c := s[i]; {
+				case c|0x20 >= 'a' && c|0x20 <= 'z':
+					latin++
+					latinLetters++
+				case c == '\'' || c == '-':
+				default:
+					endWord()
+				}
 			}
-			b.WriteByte(c)
-			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if f, ok := homoglyphs[r]; ok {
+		if f, ok := homoglyph(r); ok {
 			b.WriteRune(f)
 			n.rep.Homoglyphs++
 			if unicode.Is(unicode.Latin, r) { // Turkish ı, IPA ɑ: Latin letters, no script mixing
