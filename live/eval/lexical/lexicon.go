@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	mathbits "math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,19 +149,17 @@ func (lx *Lexicon) equal(o *Lexicon) bool {
 func emit[S sink](lx *Lexicon, bits uint32, s S) int {
 	n := 0
 	k := len(lx.Classes)
-	for i := range k {
-		if bits&(1<<i) == 0 {
-			continue
-		}
+	bits &= uint32(1<<k - 1)
+	// class i in increasing order, then its pairs with the classes j > i
+	for rest := bits; rest != 0; rest &= rest - 1 {
+		i := mathbits.TrailingZeros32(rest)
 		f := lx.classFeats[i]
 		s.add(f.hash, kindClass, f.text)
 		n++
-		for j := i + 1; j < k; j++ {
-			if bits&(1<<j) != 0 {
-				f := lx.pairFeats[i*k+j]
-				s.add(f.hash, kindPair, f.text)
-				n++
-			}
+		for pairs := rest & (rest - 1); pairs != 0; pairs &= pairs - 1 {
+			f := lx.pairFeats[i*k+mathbits.TrailingZeros32(pairs)]
+			s.add(f.hash, kindPair, f.text)
+			n++
 		}
 	}
 	return n

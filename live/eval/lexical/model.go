@@ -45,14 +45,21 @@ type Model struct {
 	bias    []float64 // per attack class
 	feats   []feature
 	weights []float32 // feats[i]'s weights are weights[i*(k-1) : (i+1)*(k-1)]
-	// open addressing over the features and the lexicon's entries: keys[i]
-	// is the hash of one (0 for empty), rows[i] the feature's index (-1 for
-	// an entry without weights) and bits[i] the entry's lexicon classes
-	keys     []uint64
-	rows     []int32
-	bits     []uint32
+	// wide[i] holds feats[i]'s weights too, padded with zeros, for Scan
+	wide [][MaxClasses]float32
+	// open addressing over the features and the lexicon's entries
+	slots    []slot
 	mask     uint64
 	scratchs sync.Pool
+}
+
+// slot is one place of the hash table: the hash of a feature or lexicon
+// entry (0 for empty), the feature's index (-1 for an entry without
+// weights) and the entry's lexicon classes.
+type slot struct {
+	key  uint64
+	row  int32
+	bits uint32
 }
 
 // feature is one feature of the model, as the file names it.
@@ -78,33 +85,36 @@ func (m *Model) index() error {
 	for size < 2*(len(m.feats)+len(entries))+2 {
 		size <<= 1
 	}
-	m.keys = make([]uint64, size)
-	m.rows = make([]int32, size)
-	m.bits = make([]uint32, size)
+	k := m.attackClasses()
+	m.wide = make([][MaxClasses]float32, len(m.feats))
+	for i := range m.wide {
+		copy(m.wide[i][:], m.weights[i*k:(i+1)*k])
+	}
+	m.slots = make([]slot, size)
 	m.mask = uint64(size - 1)
-	// slot returns h's slot and whether it was taken.
-	slot := func(h uint64) (uint64, bool) {
+	// place returns h's slot and whether it was taken.
+	place := func(h uint64) (*slot, bool) {
 		at := h & m.mask
-		for m.keys[at] != 0 && m.keys[at] != h {
+		for m.slots[at].key != 0 && m.slots[at].key != h {
 			at = (at + 1) & m.mask
 		}
-		return at, m.keys[at] == h
+		return &m.slots[at], m.slots[at].key == h
 	}
 	for i, f := range m.feats {
 		h := nonzero(f.hash)
-		at, taken := slot(h)
+		sl, taken := place(h)
 		if taken {
 			return fmt.Errorf("%w: feature %c %q is listed twice (or its hash collides)", ErrFormat, f.kind, f.text)
 		}
-		m.keys[at], m.rows[at] = h, int32(i)
+		sl.key, sl.row = h, int32(i)
 	}
 	for e, bits := range entries {
 		h := nonzero(hashOf(kindWord, []byte(e)))
-		at, taken := slot(h)
+		sl, taken := place(h)
 		if !taken {
-			m.keys[at], m.rows[at] = h, -1
+			sl.key, sl.row = h, -1
 		}
-		m.bits[at] = bits
+		sl.bits = bits
 	}
 	return nil
 }
@@ -122,9 +132,9 @@ func nonzero(h uint64) uint64 {
 func (m *Model) row(h uint64) (int32, uint32) {
 	h = nonzero(h)
 	for at := h & m.mask; ; at = (at + 1) & m.mask {
-		switch m.keys[at] {
+		switch sl := &m.slots[at]; sl.key {
 		case h:
-			return m.rows[at], m.bits[at]
+			return sl.row, sl.bits
 		case 0:
 			return -1, 0
 		}
@@ -335,27 +345,37 @@ func (m *Model) Flagged(r Result) bool { return r.Attack >= m.Threshold }
 
 // scratch is one scan's reusable memory.
 type scratch struct {
-	buf    []byte
-	segs   [][2]int
+	rd     reader
+	extra  tokens    // a segment's class and pair features
 	sums   []float64 // per segment and attack class
 	counts []int     // per segment: features
-	acc    accumulator
 }
 
-// accumulator adds a segment's feature weights.
-type accumulator struct {
-	m   *Model
-	sum []float64
-}
-
-func (a *accumulator) add(h uint64, _ byte, _ []byte) uint32 {
-	r, bits := a.m.row(h)
-	if r >= 0 {
-		k := len(a.sum)
-		for c, w := range a.m.weights[int(r)*k : (int(r)+1)*k] {
-			a.sum[c] += float64(w)
+// accumulate adds to sum the weights of the features toks, in order, and
+// returns the lexicon classes of its word features.
+func (m *Model) accumulate(sum *[MaxClasses]float64, toks []token) uint32 {
+	var bits uint32
+	// one variable per attack class keeps the sums in registers; a model
+	// has at most MaxClasses-1 attack classes, the others add zeros
+	s0, s1, s2, s3, s4, s5, s6 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6]
+	for _, t := range toks {
+		r, b := m.row(t.hash)
+		if t.kind == kindWord {
+			bits |= b
 		}
+		if r < 0 {
+			continue
+		}
+		w := &m.wide[r]
+		s0 += float64(w[0])
+		s1 += float64(w[1])
+		s2 += float64(w[2])
+		s3 += float64(w[3])
+		s4 += float64(w[4])
+		s5 += float64(w[5])
+		s6 += float64(w[6])
 	}
+	sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6] = s0, s1, s2, s3, s4, s5, s6
 	return bits
 }
 
@@ -367,19 +387,34 @@ func (m *Model) Scan(text string) Result {
 	}
 	defer m.scratchs.Put(s)
 	k := m.attackClasses()
-	s.segs = segments(text, maxSegments, s.segs[:0])
-	ns := len(s.segs)
+	s.rd.read(text, maxSegments)
+	segs := s.rd.segs
+	ns := len(segs)
 	s.sums = resize(s.sums, ns*k)
-	clear(s.sums)
 	s.counts = resize(s.counts, ns)
-	s.acc.m = m
-	for i, seg := range s.segs {
-		s.buf = squash(s.buf[:0], text[seg[0]:seg[1]])
-		s.acc.sum = s.sums[i*k : (i+1)*k]
-		s.counts[i] = walk(s.buf, &s.acc, m.Lexicon)
+	for i := range ns {
+		// walk, written for speed
+		var sum [MaxClasses]float64
+		toks := s.rd.segment(i)
+		n := len(toks)
+		if bits := m.accumulate(&sum, toks); bits != 0 && m.Lexicon != nil {
+			s.extra = s.extra[:0]
+			n += emit(m.Lexicon, bits, &s.extra)
+			m.accumulate(&sum, s.extra)
+		}
+		copy(s.sums[i*k:(i+1)*k], sum[:k])
+		s.counts[i] = n
 	}
 	var r Result
 	var logits, sums [MaxClasses]float64
+	// A window whose logits are all at or under these bounds can change
+	// nothing in r (see attackBound and classBound), and its softmax is
+	// skipped. -Inf until r has a value to beat.
+	limAttack := math.Inf(-1)
+	var lim [MaxClasses]float64
+	for c := range k {
+		lim[c] = math.Inf(-1)
+	}
 	// score rates the window of segments [from, to), whose n features'
 	// weights add up to sums.
 	score := func(from, to, n int) {
@@ -387,17 +422,27 @@ func (m *Model) Scan(text string) Result {
 			return
 		}
 		q := 1 / math.Sqrt(float64(n))
+		top := math.Inf(-1)
+		decided := true
 		for c := range k {
-			logits[c] = m.bias[c] + sums[c]*q
+			z := m.bias[c] + sums[c]*q
+			logits[c] = z
+			top = max(top, z)
+			decided = decided && z <= lim[c]
+		}
+		if decided && top <= limAttack {
+			return
 		}
 		p0, best, sum := softmax(logits[:k])
 		if attack := 1 - p0; attack > r.Attack || r.Class == 0 {
 			r.Attack, r.Class = attack, best+1
-			r.Start, r.End = s.segs[from][0], s.segs[to-1][1]
+			r.Start, r.End = segs[from][0], segs[to-1][1]
+			limAttack = attackBound(attack, k)
 		}
 		for c := range k {
 			if p := logits[c] / sum; p > r.Max[c+1] {
 				r.Max[c+1] = p
+				lim[c] = classBound(p)
 			}
 		}
 	}
@@ -423,6 +468,32 @@ func (m *Model) Scan(text string) Result {
 		window(0, ns)
 	}
 	return r
+}
+
+// Bounds that let Scan skip a window's softmax without changing its
+// result. Every class probability softmax computes from logits z is
+// within a relative 1e-13 of the exact one, and 1 - P(benign) within an
+// absolute 1e-14; the exact class probabilities are at most sigmoid(z[c])
+// and the attack probability at most sigmoid(max(z) + log k). A bound is
+// the logit of the best probability so far less margins wider than those
+// errors (a relative 1e-12, an absolute 1e-13, then 1e-9 on the logit for
+// the logarithm's), so a window at or under it cannot beat the best.
+
+// classBound returns the highest logit a class may have in a window that
+// cannot raise the class's best probability p.
+func classBound(p float64) float64 {
+	q := p * (1 - 1e-12)
+	return math.Log(q/(1-q)) - 1e-9
+}
+
+// attackBound returns the highest attack logit a window of a model with k
+// attack classes may have and not beat the attack probability a.
+func attackBound(a float64, k int) float64 {
+	q := (a - 1e-13) * (1 - 1e-12)
+	if q <= 0 {
+		return math.Inf(-1)
+	}
+	return math.Log(q/(1-q)) - math.Log(float64(k)) - 1e-9
 }
 
 // softmax returns P(benign) for attack logits z (the benign logit is 0)

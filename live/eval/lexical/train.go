@@ -96,14 +96,12 @@ type sparse struct {
 func vectors(examples []Example, lx *Lexicon) (*vocab, []sparse) {
 	v := &vocab{index: map[uint64]int32{}, lx: lx}
 	out := make([]sparse, len(examples))
-	var buf []byte
-	var segs [][2]int
+	var rd reader
 	for n, e := range examples {
 		v.seen, v.total = map[int32]int{}, 0
-		segs = segments(e.Text, maxSegments, segs[:0])
-		for _, s := range segs {
-			buf = squash(buf[:0], e.Text[s[0]:s[1]])
-			walk(buf, v, lx)
+		rd.read(e.Text, maxSegments)
+		for i := range rd.segs {
+			walk(&rd, i, v, lx)
 		}
 		keys := make([]int32, 0, len(v.seen))
 		for i := range v.seen {

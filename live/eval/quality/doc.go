@@ -21,7 +21,7 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/ to r8/), each dealt to the splits by a random stream of
+// rounds (more/, r3/ to r9/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
@@ -63,4 +63,17 @@
 // benchmarks phrase them (direct imperatives, persuasive articles for
 // false and harmful claims, short questions that share their words with
 // the hard negatives, privacy violations against named relations).
+// Round 9 added the kinds of harmful request the dev split still missed:
+// apologia for atrocities and attacks that names no trigger word (a
+// "wise policy", a "natural correction", "heroes who did their duty"),
+// requests in other languages and scripts (Spanish, French, German,
+// Portuguese, Italian, Dutch, Polish, Russian, Chinese, Japanese,
+// Turkish), short questions for a private person's address, schedule or
+// details, euphemistic requests ("so he doesn't wake up", "the white
+// stuff"), and role-played or hypothetical frames that insist on working
+// detail; as many hard negatives on the same subjects and in the same
+// shapes (history lessons and memorials, news and trials, fiction and role
+// play without a method, medication and first-aid questions, account
+// recovery and fraud reporting, public figures and public places, the same
+// in those languages), and ordinary requests in those languages.
 package quality
