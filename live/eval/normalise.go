@@ -80,9 +80,7 @@ func (v *view) digitRuns() []digitSpan {
 	cur, gap := digitSpan{start: -1}, 0
 	for i := 0; i <= len(v.text); i++ {
 		if cur.start < 0 { // outside a run, only a digit matters
-			for i < len(v.text) && v.text[i]-'0' > 9 {
-				i++
-			}
+			i = nextIn(v.text, i, '0', '9')
 		}
 		c := byte(0)
 		if i < len(v.text) {
@@ -279,30 +277,30 @@ func asciiPrefix(s string) int {
 
 // load64 reads s[i:i+8] as a little-endian word.
 func load64(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	s = s[i : i+8] // one bounds check
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
-// upperBytes has the high bit set in each byte of w that is an ASCII
-// upper-case letter.
-func upperBytes(w uint64) uint64 {
-	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
-	a := w & low7                      // no carry between bytes below
-	atLeastA := a + 0x3f3f3f3f3f3f3f3f // high bit: a >= 'A'
-	pastZ := a + 0x2525252525252525    // high bit: a > 'Z'
-	return atLeastA &^ pastZ &^ w & high
+// bytesIn has the high bit set in each byte of w from lo to hi, both
+// ASCII (0 < lo <= hi < 0x80).
+func bytesIn(w uint64, lo, hi byte) uint64 {
+	const ones, low7, high = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	a := w & low7                         // no carry between bytes below
+	atLeastLo := a + ones*uint64(0x80-lo) // high bit: a >= lo
+	pastHi := a + ones*uint64(0x7f-hi)    // high bit: a > hi
+	return atLeastLo &^ pastHi &^ w & high
 }
 
-// nextUpper returns the index of the first ASCII upper-case letter of s
-// at or after i, or len(s).
-func nextUpper(s string, i int) int {
+// nextIn returns the index of the first byte of s from lo to hi (as
+// bytesIn) at or after i, or len(s); it reads eight bytes at a time.
+func nextIn(s string, i int, lo, hi byte) int {
 	for ; i+8 <= len(s); i += 8 {
-		if m := upperBytes(load64(s, i)); m != 0 {
+		if m := bytesIn(load64(s, i), lo, hi); m != 0 {
 			return i + bits.TrailingZeros64(m)/8
 		}
 	}
-	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
+	for i < len(s) && (s[i] < lo || s[i] > hi) {
 		i++
 	}
 	return i
@@ -393,14 +391,14 @@ func hasRTL(s string) bool {
 
 // lowerASCII lowers ASCII letters only, keeping byte offsets.
 func lowerASCII(s string) string {
-	i := nextUpper(s, 0)
+	i := nextIn(s, 0, 'A', 'Z')
 	if i == len(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
 	from := 0
-	for ; i < len(s); i = nextUpper(s, from) {
+	for ; i < len(s); i = nextIn(s, from, 'A', 'Z') {
 		b.WriteString(s[from:i]) // s[i] is an upper-case letter
 		b.WriteByte(s[i] + 'a' - 'A')
 		from = i + 1

@@ -17,16 +17,6 @@ func TestScansMatchOld(t *testing.T) {
 	for i, s := range texts {
 		inputs = append(append(inputs, s), variants(s, texts[(i+1)%len(texts)])...)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430\u03bf\u0131\u13a0\u4e2d\u2019"
-	runes := []rune(alphabet)
-	for range 10000 {
-		var b strings.Builder
-		for range rng.IntN(64) {
-			b.WriteRune(runes[rng.IntN(len(runes))])
-		}
-		inputs = append(inputs, b.String(), strings.Repeat(b.String(), 1+rng.IntN(4)))
-	}
 	lim := Limits{}
 	lim.fill()
 	seen := map[string]bool{}
@@ -40,12 +30,23 @@ func TestScansMatchOld(t *testing.T) {
 			for _, s := range []string{v.text, v.lower} {
 				if !seen[s] {
 					seen[s] = true
-					compareScans(t, s, len(s) < 256)
+					compareScans(t, s, false)
 				}
 			}
 		}
 	}
-	t.Logf("%d inputs, %d texts compared", len(inputs), len(seen))
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430\u03bf\u0131\u13a0\u4e2d\u2019"
+	runes := []rune(alphabet)
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(64) {
+			b.WriteRune(runes[rng.IntN(len(runes))])
+		}
+		compareScans(t, b.String(), true)
+		compareScans(t, strings.Repeat(b.String(), 1+rng.IntN(4)), true)
+	}
+	t.Logf("%d inputs, %d texts of their views compared, and 10,000 random texts", len(inputs), len(seen))
 }
 
 // compareScans compares the scans of s, and with alignments the
@@ -66,6 +67,15 @@ func compareScans(t *testing.T, s string, alignments bool) {
 	got, gotChanged = unspace(s)
 	want, wantChanged = oldUnspace(s)
 	same("unspace", []any{got, gotChanged}, []any{want, wantChanged})
+	fields := strings.Fields(s)
+	single := 0
+	for _, f := range fields {
+		if len(f) == 1 {
+			single++
+		}
+	}
+	gotTokens, gotSingle := fieldsAndSingles(s)
+	same("fieldsAndSingles", []int{gotTokens, gotSingle}, []int{len(fields), single})
 	gotAll, gotOK := unspaceAll(s)
 	wantAll, wantOK := oldUnspaceAll(s)
 	same("unspaceAll", []any{gotAll, gotOK}, []any{wantAll, wantOK})
@@ -95,4 +105,60 @@ func FuzzScansMatchOld(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) { compareScans(t, s, true) })
+}
+
+// TestNextIn compares nextIn with a byte-by-byte search for every byte
+// value at every place of an eight-byte word, next to every other.
+func TestNextIn(t *testing.T) {
+	for _, r := range [][2]byte{{'A', 'Z'}, {leetLow, leetHigh}, {1, 0x7f}, {'a', 'z'}, {'0', '0'}} {
+		for b := range 256 {
+			for c := range 256 {
+				for at := range 9 {
+					buf := []byte("----------------")
+					if r[0] <= '-' && '-' <= r[1] {
+						buf = []byte("\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+					}
+					buf[at], buf[at+1] = byte(b), byte(c)
+					s := string(buf)
+					want := strings.IndexFunc(s, func(x rune) bool { return x >= rune(r[0]) && x <= rune(r[1]) })
+					if want < 0 {
+						want = len(s)
+					}
+					if got := nextIn(s, 0, r[0], r[1]); got != want {
+						t.Fatalf("nextIn(%q, 0, %#x, %#x) = %d, want %d", s, r[0], r[1], got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNextSingle compares nextSingle with a byte-by-byte search on every
+// pair of bytes at every place of two words, from every start.
+func TestNextSingle(t *testing.T) {
+	naive := func(s string, i int) int {
+		for ; i < len(s); i++ {
+			if isLowerLetter(s[i]) && (i == 0 || !isLowerLetter(s[i-1])) && (i+1 == len(s) || !isLowerLetter(s[i+1])) {
+				return i
+			}
+		}
+		return len(s)
+	}
+	for _, fill := range []string{"xxxxxxxxxxxxxxxx", "x x-x.x x,x x x ", "................"} {
+		for _, b := range []byte("a z.`{A@x-") {
+			for _, c := range []byte("a z.`{A@x-") {
+				for at := range 15 {
+					buf := []byte(fill)
+					buf[at], buf[at+1] = b, c
+					for _, s := range []string{string(buf), string(buf[:at+2])} {
+						for i := range len(s) + 1 {
+							if got, want := nextSingle(s, i), naive(s, i); got != want {
+								t.Fatalf("nextSingle(%q, %d) = %d, want %d", s, i, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package eval
 import (
 	"encoding/base64"
 	"iter"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -151,8 +152,11 @@ var byteClass = func() (t [256]uint8) {
 	return t
 }()
 
-// leet maps the digits and symbols leetspeak uses for letters.
+// leet maps the digits and symbols leetspeak uses for letters, all
+// from leetLow to leetHigh.
 var leet = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+
+const leetLow, leetHigh = '$', '@'
 
 // deleet returns the lowered text with leetspeak words read as letters, or
 // "" when there are none. A word counts when it has at least two letters
@@ -167,9 +171,9 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	// Only the words (runs of letters, digits and leet symbols) holding a
 	// leet character matter: find each such character, then its word.
 	for i := 0; i < len(lower); {
-		k := i
+		k := nextIn(lower, i, leetLow, leetHigh)
 		for k < len(lower) && byteClass[lower[k]]&clLeet == 0 {
-			k++
+			k = nextIn(lower, k+1, leetLow, leetHigh)
 		}
 		if k == len(lower) {
 			break
@@ -238,37 +242,30 @@ func unspace(lower string) (string, [][2]int) {
 	var b strings.Builder
 	var changed [][2]int
 	done := 0 // lower[:done] is written
-	for i := 0; i < len(lower); {
-		if !isLowerLetter(lower[i]) {
-			i++
+	// A spaced run starts with a one-letter word.
+	for i := nextSingle(lower, 0); i < len(lower); i = nextSingle(lower, i+1) {
+		if i+1 >= len(lower) || byteClass[lower[i+1]]&clSpacer == 0 {
 			continue
 		}
-		// lower[i] starts a word: the loop steps over words whole.
-		if i+1 < len(lower) && byteClass[lower[i+1]]&clSpacer != 0 {
-			j, count, sep := i, 1, byte(0)
-			for j+2 < len(lower) && byteClass[lower[j+1]]&clSpacer != 0 &&
-				(sep == 0 || lower[j+1] == sep) && isLowerLetter(lower[j+2]) &&
-				(j+3 >= len(lower) || !isLowerLetter(lower[j+3])) {
-				sep = lower[j+1]
-				j += 2
-				count++
-			}
-			if count >= 4 {
-				if changed == nil {
-					b.Grow(len(lower))
-				}
-				b.WriteString(lower[done:i])
-				from := b.Len()
-				for k := i; k <= j; k += 2 {
-					b.WriteByte(lower[k])
-				}
-				changed = append(changed, [2]int{from, b.Len()})
-				i = j + 1
-				done = i
-				continue
-			}
+		j, count, sep := i, 1, byte(0)
+		for j+2 < len(lower) && byteClass[lower[j+1]]&clSpacer != 0 &&
+			(sep == 0 || lower[j+1] == sep) && isLowerLetter(lower[j+2]) &&
+			(j+3 >= len(lower) || !isLowerLetter(lower[j+3])) {
+			sep = lower[j+1]
+			j += 2
+			count++
 		}
-		for i++; i < len(lower) && isLowerLetter(lower[i]); i++ {
+		if count >= 4 {
+			if changed == nil {
+				b.Grow(len(lower))
+			}
+			b.WriteString(lower[done:i])
+			from := b.Len()
+			for k := i; k <= j; k += 2 {
+				b.WriteByte(lower[k])
+			}
+			changed = append(changed, [2]int{from, b.Len()})
+			i, done = j, j+1
 		}
 	}
 	if len(changed) == 0 {
@@ -278,36 +275,37 @@ func unspace(lower string) (string, [][2]int) {
 	return b.String(), changed
 }
 
+// nextSingle returns the index of the first one-letter word (a-z) of s at
+// or after i, or len(s); it reads eight bytes at a time, six of which it
+// judges (their neighbours are in the word).
+func nextSingle(s string, i int) int {
+	single := func(i int) bool {
+		return isLowerLetter(s[i]) && (i == 0 || !isLowerLetter(s[i-1])) && (i+1 == len(s) || !isLowerLetter(s[i+1]))
+	}
+	if i == 0 && len(s) > 0 && single(0) {
+		return 0
+	}
+	i = max(i, 1)
+	for ; i+7 <= len(s); i += 6 { // s[i-1:i+7], judging s[i:i+6]
+		l := bytesIn(load64(s, i-1), 'a', 'z')
+		if m := l &^ (l << 8) &^ (l >> 8) & 0x00ffffffffffff00; m != 0 {
+			return i - 1 + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if single(i) {
+			return i
+		}
+	}
+	return len(s)
+}
+
 // unspaceAll handles a text written wholly one character at a time
 // ("i g n o r e   a l l"): when at least 60% of its (eight or more)
 // space-separated tokens are single characters, single spaces are dropped
 // and runs of two or more spaces become word breaks.
 func unspaceAll(lower string) (string, bool) {
-	// The tokens of strings.Fields, counted without making them.
-	tokens, single, field := 0, 0, 0 // field: bytes of the current token
-	for i := 0; i <= len(lower); {
-		size, space := 1, true // the end closes the last token
-		if i < len(lower) {
-			space = byteClass[lower[i]]&clSpace != 0
-			if lower[i] >= utf8.RuneSelf {
-				var r rune
-				r, size = utf8.DecodeRuneInString(lower[i:])
-				space = unicode.IsSpace(r)
-			}
-		}
-		i += size
-		if !space {
-			field += size
-			continue
-		}
-		if field > 0 {
-			tokens++
-		}
-		if field == 1 {
-			single++
-		}
-		field = 0
-	}
+	tokens, single := fieldsAndSingles(lower)
 	if tokens < 8 || single*10 < tokens*6 {
 		return "", false
 	}
@@ -328,6 +326,54 @@ func unspaceAll(lower string) (string, bool) {
 		i = j - 1
 	}
 	return b.String(), true
+}
+
+// fieldsAndSingles counts the tokens strings.Fields would return and
+// those of them one byte long, without making them.
+func fieldsAndSingles(s string) (tokens, single int) {
+	if asciiPrefix(s) == len(s) {
+		for i := 0; i < len(s); {
+			for i < len(s) && byteClass[s[i]]&clSpace != 0 {
+				i++
+			}
+			start := i
+			for i < len(s) && byteClass[s[i]]&clSpace == 0 {
+				i++
+			}
+			if i > start {
+				tokens++
+			}
+			if i-start == 1 {
+				single++
+			}
+		}
+		return tokens, single
+	}
+	field := 0 // bytes of the current token
+	for i := 0; i <= len(s); {
+		size, space := 1, true // the end closes the last token
+		if i < len(s) {
+			space = byteClass[s[i]]&clSpace != 0
+			if s[i] >= utf8.RuneSelf {
+				var r rune
+				r, size = utf8.DecodeRuneInString(s[i:])
+				space = unicode.IsSpace(r)
+			}
+		}
+		i += size
+		if !space {
+			field += size
+			continue
+		}
+		if field > 0 {
+			tokens++
+		}
+		if field == 1 {
+			single++
+		}
+		field = 0
+	}
+	return tokens, single
 }
 
 // minEncodedRun is the shortest base64 or hex run worth decoding.
