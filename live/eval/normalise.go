@@ -2,6 +2,7 @@ package eval
 
 import (
 	"encoding/hex"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -78,6 +79,9 @@ func (v *view) digitRuns() []digitSpan {
 	v.runsDone = true
 	cur, gap := digitSpan{start: -1}, 0
 	for i := 0; i <= len(v.text); i++ {
+		if cur.start < 0 { // outside a run, only a digit matters
+			i = nextIn(v.text, i, '0', '9')
+		}
 		c := byte(0)
 		if i < len(v.text) {
 			c = v.text[i]
@@ -90,7 +94,7 @@ func (v *view) digitRuns() []digitSpan {
 			cur.digits++
 			cur.end = i + 1
 			gap = 0
-		case cur.start >= 0 && gap < 2 && (c == ' ' || c == '-' || c == '.' || c == '/' || c == '(' || c == ')' || c == '+' || c == ':'):
+		case cur.start >= 0 && gap < 2 && byteClass[c]&clDigitGap != 0:
 			gap++
 		default:
 			if cur.start >= 0 {
@@ -151,15 +155,13 @@ func (n *normaliser) build(text string) []view {
 		n.push(newView(ViewNormalised, 0, normalised))
 	}
 	base := n.views[len(n.views)-1]
+	// The leetspeak and spaced views are made from the lowered text and
+	// are their own lowered twins.
 	if leet, changed := n.deleet(base.lower); leet != "" {
-		v := newView(ViewLeet, 0, leet)
-		v.regions = regions(leet, changed)
-		n.push(v)
+		n.push(view{kind: ViewLeet, text: leet, lower: leet, regions: regions(leet, changed)})
 	}
 	if spaced, changed := unspace(base.lower); spaced != "" {
-		v := newView(ViewSpaced, 0, spaced)
-		v.regions = regions(spaced, changed)
-		n.push(v)
+		n.push(view{kind: ViewSpaced, text: spaced, lower: spaced, regions: regions(spaced, changed)})
 	}
 	if tags != "" {
 		n.add(ViewTags, 1, tags, nil)
@@ -238,15 +240,70 @@ func (n *normaliser) decode(v view, depth int) {
 func plainASCII(s string) bool { return plainPrefix(s) == len(s) }
 
 // plainPrefix returns the length of the longest prefix of s that is
-// printable ASCII, tabs and line breaks only.
+// printable ASCII, tabs and line breaks only. It reads eight bytes at a
+// time, and byte by byte only the words that hold something else than
+// printable ASCII.
 func plainPrefix(s string) int {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
-			return i
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) {
+			// high bit of a byte set: 0x80 or above (w), 0x7f (w+1), or
+			// below 0x20 (w-0x20 &^ w, exact on whether any byte is)
+			if w := load64(s, i); (w|(w+0x0101010101010101)|(w-0x2020202020202020)&^w)&0x8080808080808080 == 0 {
+				i += 8
+				continue
+			}
+		}
+		for end := min(i+8, len(s)); i < end; i++ {
+			if c := s[i]; c >= 0x7f || c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return i
+			}
 		}
 	}
 	return len(s)
+}
+
+// asciiPrefix returns the length of the longest prefix of s that is
+// ASCII, reading eight bytes at a time.
+func asciiPrefix(s string) int {
+	i := 0
+	for i+8 <= len(s) && load64(s, i)&0x8080808080808080 == 0 {
+		i += 8
+	}
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
+}
+
+// load64 reads s[i:i+8] as a little-endian word.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8] // one bounds check
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// bytesIn has the high bit set in each byte of w from lo to hi, both
+// ASCII (0 < lo <= hi < 0x80).
+func bytesIn(w uint64, lo, hi byte) uint64 {
+	const ones, low7, high = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	a := w & low7                         // no carry between bytes below
+	atLeastLo := a + ones*uint64(0x80-lo) // high bit: a >= lo
+	pastHi := a + ones*uint64(0x7f-hi)    // high bit: a > hi
+	return atLeastLo &^ pastHi &^ w & high
+}
+
+// nextIn returns the index of the first byte of s from lo to hi (as
+// bytesIn) at or after i, or len(s); it reads eight bytes at a time.
+func nextIn(s string, i int, lo, hi byte) int {
+	for ; i+8 <= len(s); i += 8 {
+		if m := bytesIn(load64(s, i), lo, hi); m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(s) && (s[i] < lo || s[i] > hi) {
+		i++
+	}
+	return i
 }
 
 // normalise removes invisible, bidirectional and tag characters (counting
@@ -334,25 +391,18 @@ func hasRTL(s string) bool {
 
 // lowerASCII lowers ASCII letters only, keeping byte offsets.
 func lowerASCII(s string) string {
-	i := 0
-	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
-		i++
-	}
+	i := nextIn(s, 0, 'A', 'Z')
 	if i == len(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	for from := 0; ; {
+	from := 0
+	for ; i < len(s); i = nextIn(s, from, 'A', 'Z') {
 		b.WriteString(s[from:i]) // s[i] is an upper-case letter
 		b.WriteByte(s[i] + 'a' - 'A')
-		from, i = i+1, i+1
-		for i < len(s) && (s[i] < 'A' || s[i] > 'Z') {
-			i++
-		}
-		if i == len(s) {
-			b.WriteString(s[from:])
-			return b.String()
-		}
+		from = i + 1
 	}
+	b.WriteString(s[from:])
+	return b.String()
 }

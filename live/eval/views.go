@@ -2,6 +2,8 @@ package eval
 
 import (
 	"encoding/base64"
+	"iter"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -28,6 +30,25 @@ var homoglyphs = map[rune]rune{
 	'ı': 'i', 'ɑ': 'a', 'ɩ': 'i', 'ʏ': 'y', 'ȷ': 'j',
 }
 
+// homoglyphRange bounds the runes of homoglyphs.
+var homoglyphRange = func() (r [2]rune) {
+	r[0] = utf8.MaxRune
+	for k := range homoglyphs {
+		r[0], r[1] = min(r[0], k), max(r[1], k)
+	}
+	return r
+}()
+
+// homoglyph returns the Latin letter r imitates, if it is a lookalike;
+// the map is read only within homoglyphRange.
+func homoglyph(r rune) (rune, bool) {
+	if r < homoglyphRange[0] || r > homoglyphRange[1] {
+		return 0, false
+	}
+	f, ok := homoglyphs[r]
+	return f, ok
+}
+
 // fold replaces lookalike letters with Latin ones and counts the words
 // that used them to pass for Latin.
 func (n *normaliser) fold(s string) string {
@@ -49,22 +70,24 @@ func (n *normaliser) fold(s string) string {
 		latin, folded, other = 0, 0, 0
 	}
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf { // as below, for ASCII
-			switch {
-			case c|0x20 >= 'a' && c|0x20 <= 'z':
-				latin++
-				latinLetters++
-			case c == '\'' || c == '-':
-			default:
-				endWord()
+		if s[i] < utf8.RuneSelf { // as below, for ASCII, a run at a time
+			j := i + asciiPrefix(s[i:])
+			b.WriteString(s[i:j])
+			for ; i < j; i++ {
+				switch c := s[i]; {
+				case c|0x20 >= 'a' && c|0x20 <= 'z':
+					latin++
+					latinLetters++
+				case c == '\'' || c == '-':
+				default:
+					endWord()
+				}
 			}
-			b.WriteByte(c)
-			i++
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		i += size
-		if f, ok := homoglyphs[r]; ok {
+		if f, ok := homoglyph(r); ok {
 			b.WriteRune(f)
 			n.rep.Homoglyphs++
 			if unicode.Is(unicode.Latin, r) { // Turkish ı, IPA ɑ: Latin letters, no script mixing
@@ -99,8 +122,41 @@ func (n *normaliser) fold(s string) string {
 	return b.String()
 }
 
-// leet maps the digits and symbols leetspeak uses for letters.
+// The classes of bytes the normaliser's scans look for (byteClass).
+const (
+	clWord     = 1 << iota // a-z, digits, leet symbols: deleet's word bytes
+	clLeet                 // leetspeak stand-ins for letters (leet)
+	clSpacer               // separators of spaced letters (unspace)
+	clSpace                // ASCII white space (unicode.IsSpace)
+	clBase64               // the standard and URL base64 alphabets and '='
+	clHexRun               // hex digits, the separators and prefix bytes of separated hex
+	clDigitGap             // what may part the digits of one digit run
+)
+
+// byteClass holds the classes of each byte: one lookup instead of a chain
+// of comparisons in the scans that read every byte.
+var byteClass = func() (t [256]uint8) {
+	set := func(class uint8, bytes string) {
+		for i := 0; i < len(bytes); i++ {
+			t[bytes[i]] |= class
+		}
+	}
+	const lower, upper, digits = "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"
+	set(clWord, lower+digits+"@$")
+	set(clLeet, "013457@$")
+	set(clSpacer, " .-_*/|")
+	set(clSpace, "\t\n\v\f\r ")
+	set(clBase64, lower+upper+digits+"+/=-_")
+	set(clHexRun, digits+"abcdefABCDEF ,:\\x")
+	set(clDigitGap, " -./()+:")
+	return t
+}()
+
+// leet maps the digits and symbols leetspeak uses for letters, all
+// from leetLow to leetHigh.
 var leet = [256]byte{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '@': 'a', '$': 's'}
+
+const leetLow, leetHigh = '$', '@'
 
 // deleet returns the lowered text with leetspeak words read as letters, or
 // "" when there are none. A word counts when it has at least two letters
@@ -112,34 +168,39 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	type token struct{ start, end, letters, leets int }
 	var toks []token
 	strong := 0
-	start := -1
-	for i := 0; i <= len(lower); i++ {
-		word := i < len(lower) && (lower[i] >= 'a' && lower[i] <= 'z' || leet[lower[i]] != 0 || lower[i] >= '0' && lower[i] <= '9')
-		if word && start < 0 {
-			start = i
+	// Only the words (runs of letters, digits and leet symbols) holding a
+	// leet character matter: find each such character, then its word.
+	for i := 0; i < len(lower); {
+		k := nextIn(lower, i, leetLow, leetHigh)
+		for k < len(lower) && byteClass[lower[k]]&clLeet == 0 {
+			k = nextIn(lower, k+1, leetLow, leetHigh)
 		}
-		if word || start < 0 {
-			continue
+		if k == len(lower) {
+			break
 		}
-		t := token{start: start, end: i}
+		t := token{start: k, end: k + 1}
+		for t.start > i && byteClass[lower[t.start-1]]&clWord != 0 {
+			t.start--
+		}
+		for t.end < len(lower) && byteClass[lower[t.end]]&clWord != 0 {
+			t.end++
+		}
 		inner := false
-		for k := start; k < i; k++ {
-			switch c := lower[k]; {
+		for p := t.start; p < t.end; p++ {
+			switch c := lower[p]; {
 			case c >= 'a' && c <= 'z':
 				t.letters++
 			case leet[c] != 0:
 				t.leets++
-				inner = inner || k+1 < i && lower[k+1] >= 'a' && lower[k+1] <= 'z'
+				inner = inner || p+1 < t.end && lower[p+1] >= 'a' && lower[p+1] <= 'z'
 			}
 		}
-		if t.leets > 0 {
-			if t.letters >= 2 && (inner || t.leets >= 2) || t.letters >= 1 && t.leets >= 2 {
-				strong++
-				t.leets = -t.leets // marks a word that counts on its own
-			}
-			toks = append(toks, t)
+		if t.letters >= 2 && (inner || t.leets >= 2) || t.letters >= 1 && t.leets >= 2 {
+			strong++
+			t.leets = -t.leets // marks a word that counts on its own
 		}
-		start = -1
+		toks = append(toks, t)
+		i = t.end
 	}
 	if strong == 0 {
 		return "", nil
@@ -181,32 +242,31 @@ func unspace(lower string) (string, [][2]int) {
 	var b strings.Builder
 	var changed [][2]int
 	done := 0 // lower[:done] is written
-	for i := 0; i < len(lower); {
-		if isLowerLetter(lower[i]) && (i == 0 || !isLowerLetter(lower[i-1])) {
-			j, count, sep := i, 1, byte(0)
-			for j+2 < len(lower) && strings.IndexByte(" .-_*/|", lower[j+1]) >= 0 &&
-				(sep == 0 || lower[j+1] == sep) && isLowerLetter(lower[j+2]) &&
-				(j+3 >= len(lower) || !isLowerLetter(lower[j+3])) {
-				sep = lower[j+1]
-				j += 2
-				count++
-			}
-			if count >= 4 {
-				if changed == nil {
-					b.Grow(len(lower))
-				}
-				b.WriteString(lower[done:i])
-				from := b.Len()
-				for k := i; k <= j; k += 2 {
-					b.WriteByte(lower[k])
-				}
-				changed = append(changed, [2]int{from, b.Len()})
-				i = j + 1
-				done = i
-				continue
-			}
+	// A spaced run starts with a one-letter word.
+	for i := nextSingle(lower, 0); i < len(lower); i = nextSingle(lower, i+1) {
+		if i+1 >= len(lower) || byteClass[lower[i+1]]&clSpacer == 0 {
+			continue
 		}
-		i++
+		j, count, sep := i, 1, byte(0)
+		for j+2 < len(lower) && byteClass[lower[j+1]]&clSpacer != 0 &&
+			(sep == 0 || lower[j+1] == sep) && isLowerLetter(lower[j+2]) &&
+			(j+3 >= len(lower) || !isLowerLetter(lower[j+3])) {
+			sep = lower[j+1]
+			j += 2
+			count++
+		}
+		if count >= 4 {
+			if changed == nil {
+				b.Grow(len(lower))
+			}
+			b.WriteString(lower[done:i])
+			from := b.Len()
+			for k := i; k <= j; k += 2 {
+				b.WriteByte(lower[k])
+			}
+			changed = append(changed, [2]int{from, b.Len()})
+			i, done = j, j+1
+		}
 	}
 	if len(changed) == 0 {
 		return "", nil
@@ -215,18 +275,37 @@ func unspace(lower string) (string, [][2]int) {
 	return b.String(), changed
 }
 
+// nextSingle returns the index of the first one-letter word (a-z) of s at
+// or after i, or len(s); it reads eight bytes at a time, six of which it
+// judges (their neighbours are in the word).
+func nextSingle(s string, i int) int {
+	single := func(i int) bool {
+		return isLowerLetter(s[i]) && (i == 0 || !isLowerLetter(s[i-1])) && (i+1 == len(s) || !isLowerLetter(s[i+1]))
+	}
+	if i == 0 && len(s) > 0 && single(0) {
+		return 0
+	}
+	i = max(i, 1)
+	for ; i+7 <= len(s); i += 6 { // s[i-1:i+7], judging s[i:i+6]
+		l := bytesIn(load64(s, i-1), 'a', 'z')
+		if m := l &^ (l << 8) &^ (l >> 8) & 0x00ffffffffffff00; m != 0 {
+			return i - 1 + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(s); i++ {
+		if single(i) {
+			return i
+		}
+	}
+	return len(s)
+}
+
 // unspaceAll handles a text written wholly one character at a time
 // ("i g n o r e   a l l"): when at least 60% of its (eight or more)
 // space-separated tokens are single characters, single spaces are dropped
 // and runs of two or more spaces become word breaks.
 func unspaceAll(lower string) (string, bool) {
-	tokens, single := 0, 0
-	for f := range strings.FieldsSeq(lower) {
-		tokens++
-		if len(f) == 1 {
-			single++
-		}
-	}
+	tokens, single := fieldsAndSingles(lower)
 	if tokens < 8 || single*10 < tokens*6 {
 		return "", false
 	}
@@ -249,12 +328,56 @@ func unspaceAll(lower string) (string, bool) {
 	return b.String(), true
 }
 
+// fieldsAndSingles counts the tokens strings.Fields would return and
+// those of them one byte long, without making them.
+func fieldsAndSingles(s string) (tokens, single int) {
+	if asciiPrefix(s) == len(s) {
+		for i := 0; i < len(s); {
+			for i < len(s) && byteClass[s[i]]&clSpace != 0 {
+				i++
+			}
+			start := i
+			for i < len(s) && byteClass[s[i]]&clSpace == 0 {
+				i++
+			}
+			if i > start {
+				tokens++
+			}
+			if i-start == 1 {
+				single++
+			}
+		}
+		return tokens, single
+	}
+	field := 0 // bytes of the current token
+	for i := 0; i <= len(s); {
+		size, space := 1, true // the end closes the last token
+		if i < len(s) {
+			space = byteClass[s[i]]&clSpace != 0
+			if s[i] >= utf8.RuneSelf {
+				var r rune
+				r, size = utf8.DecodeRuneInString(s[i:])
+				space = unicode.IsSpace(r)
+			}
+		}
+		i += size
+		if !space {
+			field += size
+			continue
+		}
+		if field > 0 {
+			tokens++
+		}
+		if field == 1 {
+			single++
+		}
+		field = 0
+	}
+	return tokens, single
+}
+
 // minEncodedRun is the shortest base64 or hex run worth decoding.
 const minEncodedRun = 20
-
-func isBase64Char(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '=' || c == '-' || c == '_'
-}
 
 func isHexChar(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
@@ -265,18 +388,8 @@ func isHexChar(c byte) bool {
 // at least eight hex pairs written with separators ("69 67", "\x69\x67").
 func encodedRuns(s string) []string {
 	var runs []string
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && isBase64Char(s[i]) {
-			if start < 0 {
-				start = i
-			}
-			continue
-		}
-		if start >= 0 && i-start >= minEncodedRun {
-			runs = append(runs, s[start:i])
-		}
-		start = -1
+	for start, end := range longRuns(s, clBase64, minEncodedRun) {
+		runs = append(runs, s[start:end])
 	}
 	if strings.Contains(s, `\x`) || strings.Contains(s, "0x") || strings.Contains(s, " ") {
 		runs = append(runs, separatedHex(s)...)
@@ -287,12 +400,49 @@ func encodedRuns(s string) []string {
 // hasEncodedRun reports whether s holds a run encodedRuns would return.
 func hasEncodedRun(s string) bool { return len(encodedRuns(s)) > 0 }
 
+// longRuns yields the start and end of each run of at least n (> 0)
+// bytes of the class in s. It reads one byte in n where there are none:
+// when s[i+n-1] is not of the class, no such run starts in s[i:i+n].
+func longRuns(s string, class uint8, n int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		in := func(i int) bool { return byteClass[s[i]]&class != 0 }
+		for i := 0; i+n <= len(s); { // i == 0 or s[i-1] is not of the class
+			k := i + n - 1
+			if !in(k) {
+				i = k + 1
+				continue
+			}
+			start, end := k, k+1
+			for start > i && in(start-1) {
+				start--
+			}
+			for end < len(s) && in(end) {
+				end++
+			}
+			if end-start >= n && !yield(start, end) {
+				return
+			}
+			i = end + 1
+		}
+	}
+}
+
 // separatedHex finds runs of at least eight hex pairs, each optionally
 // prefixed with \x or 0x and followed by a separator (one space, comma or
 // colon), a prefix or the end; unbroken hex is encodedRuns' business.
 func separatedHex(s string) []string {
 	var runs []string
-	for i := 0; i < len(s); {
+	// A run is made of hex digits, separators and prefixes only, and eight
+	// pairs take at least 16 bytes.
+	for start, end := range longRuns(s, clHexRun, 16) {
+		runs = hexPairRuns(s[:end], start, runs)
+	}
+	return runs
+}
+
+// hexPairRuns appends to runs the separated hex runs that start in s[i:].
+func hexPairRuns(s string, i int, runs []string) []string {
+	for i < len(s) {
 		if !isHexChar(s[i]) && s[i] != '\\' { // no pair or prefix starts here
 			i++
 			continue
@@ -425,10 +575,22 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// mentionsROT13 reports whether the lowered text names a rotation cipher.
+// mentionsROT13 reports whether the lowered text names a rotation cipher
+// ("rot13", "rot-13", "rot 13", "caesar"). The rotations are found from
+// their "13", rarer in text than the letters.
 func mentionsROT13(lower string) bool {
-	return strings.Contains(lower, "rot13") || strings.Contains(lower, "rot-13") ||
-		strings.Contains(lower, "rot 13") || strings.Contains(lower, "caesar")
+	for from := 0; ; {
+		i := strings.Index(lower[from:], "13")
+		if i < 0 {
+			break
+		}
+		i += from
+		if p := lower[:i]; strings.HasSuffix(p, "rot") || strings.HasSuffix(p, "rot-") || strings.HasSuffix(p, "rot ") {
+			return true
+		}
+		from = i + 1
+	}
+	return strings.Contains(lower, "caesar")
 }
 
 // rot13 rotates ASCII letters by 13.
