@@ -286,14 +286,14 @@ func repetition(text string) (share float64, words int) {
 	}()
 	trigrams, repeats := 0, 0
 	for i := 0; i < len(text); {
-		for i < len(text) && !wordBytes[text[i]] {
+		for i < len(text) && !trigramWordBytes[text[i]] {
 			i++
 		}
 		if i == len(text) {
 			break
 		}
 		h := uint64(fnvOffset)
-		for ; i < len(text) && wordBytes[text[i]]; i++ {
+		for ; i < len(text) && trigramWordBytes[text[i]]; i++ {
 			h = (h ^ uint64(text[i])) * fnvPrime
 		}
 		words++
@@ -311,9 +311,9 @@ func repetition(text string) (share float64, words int) {
 	return round3(float64(repeats) / float64(trigrams)), words
 }
 
-// wordBytes marks the bytes of words: ASCII letters and digits, and every
-// byte of a multi-byte character.
-var wordBytes = func() (t [256]bool) {
+// trigramWordBytes marks the bytes of repetition's words: ASCII letters
+// and digits, and every byte of a multi-byte character.
+var trigramWordBytes = func() (t [256]bool) {
 	for c := range 256 {
 		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= utf8.RuneSelf
 	}
