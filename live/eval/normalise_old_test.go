@@ -162,13 +162,11 @@ func oldEncodedRuns(s string) []string {
 	return runs
 }
 
+// oldSeparatedHex is separatedHex trying every offset, without skipping
+// what cannot start a run.
 func oldSeparatedHex(s string) []string {
 	var runs []string
 	for i := 0; i < len(s); {
-		if !isHexChar(s[i]) && s[i] != '\\' { // no pair or prefix starts here
-			i++
-			continue
-		}
 		j, pairs := i, 0
 		for {
 			k := j

@@ -169,33 +169,6 @@ func TestDecodingIsBounded(t *testing.T) {
 // cannot start a run, finds what trying every offset finds: on the
 // corpus and on random strings of hex digits, prefixes and separators.
 func TestSeparatedHexSkips(t *testing.T) {
-	everyOffset := func(s string) []string {
-		var runs []string
-		for i := 0; i < len(s); {
-			j, pairs := i, 0
-			for {
-				k := j
-				if k+1 < len(s) && (s[k] == '\\' || s[k] == '0') && s[k+1] == 'x' {
-					k += 2
-				}
-				if k+1 >= len(s) || !isHexChar(s[k]) || !isHexChar(s[k+1]) || k+2 < len(s) && isHexChar(s[k+2]) {
-					break
-				}
-				pairs++
-				j = k + 2
-				if j < len(s) && (s[j] == ' ' || s[j] == ',' || s[j] == ':') {
-					j++
-				}
-			}
-			if pairs >= 8 {
-				runs = append(runs, strings.TrimRight(s[i:j], " ,:"))
-				i = j
-				continue
-			}
-			i++
-		}
-		return runs
-	}
 	texts := corpusTexts(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"4f ", "a0 ", "7e:", "0c,", "b1", `\x`, "0x", "9", "d", "x", " ", ",", "g", "  ", "\n"}
@@ -207,7 +180,7 @@ func TestSeparatedHexSkips(t *testing.T) {
 		texts = append(texts, b.String())
 	}
 	for _, s := range texts {
-		if got, want := separatedHex(s), everyOffset(s); !slices.Equal(got, want) {
+		if got, want := separatedHex(s), oldSeparatedHex(s); !slices.Equal(got, want) {
 			t.Fatalf("separatedHex(%q) = %q, trying every offset finds %q", s, got, want)
 		}
 	}
