@@ -540,7 +540,7 @@ func (pc *precheck) run(s *scan, side Scope) {
 	// character tricks).
 	normalised := len(s.views) > 1 && s.views[1].kind == ViewNormalised
 	for vi := range s.views {
-		if normalised && vi == 0 {
+		if normalised && vi == 0 || readBefore(s.views, vi, normalised) {
 			continue
 		}
 		v := &s.views[vi]
@@ -550,7 +550,7 @@ func (pc *precheck) run(s *scan, side Scope) {
 			if c.branches == nil || s.hits[i].found || !c.Scope.covers(side) {
 				continue
 			}
-			if !c.charViews && (v.kind == ViewLeet || v.kind == ViewSpaced || v.kind == ViewROT13) {
+			if !c.charViews && v.kind.charsOnly() {
 				continue
 			}
 			if off, n, ok := pc.match(c, s, v); ok {
@@ -599,6 +599,35 @@ func (pc *precheck) run(s *scan, side Scope) {
 			s.hits[i] = hit{found: true, view: ViewNormalised}
 		}
 	}
+}
+
+// charsOnly reports whether only the patterns that read characters
+// (charViews) read views of kind k: k undoes character tricks, which
+// secrets and personal data do not hide behind.
+func (k ViewKind) charsOnly() bool { return k == ViewLeet || k == ViewSpaced || k == ViewROT13 }
+
+// readBefore reports whether views[vi] reads exactly as an earlier view
+// that run read with every pattern views[vi] would be read with: the same
+// text, neither with regions, the earlier one read by every pattern or
+// views[vi] only by those that read characters. The patterns that
+// matched nothing there match nothing here, and the others have their
+// hit, so views[vi] need not be read. A text often holds the same
+// encoded run twice, which decodes to two equal views.
+func readBefore(views []view, vi int, normalised bool) bool {
+	v := &views[vi]
+	if v.regions != nil {
+		return false
+	}
+	for ui := range vi {
+		u := &views[ui]
+		if normalised && ui == 0 { // read by the raw patterns only
+			continue
+		}
+		if u.regions == nil && u.text == v.text && (!u.kind.charsOnly() || v.kind.charsOnly()) {
+			return true
+		}
+	}
+	return false
 }
 
 // match runs one pattern's branches on one view, each behind its

@@ -235,3 +235,32 @@ func TestReusedScanAnswersAsFresh(t *testing.T) {
 		t.Fatal("no pattern matched: the test compares nothing")
 	}
 }
+
+// TestReadBefore checks which views run skips as equal to a view it
+// read with at least the same patterns.
+func TestReadBefore(t *testing.T) {
+	plain := func(kind ViewKind, text string) view { return view{kind: kind, text: text, lower: text} }
+	withRegions := func(v view) view { v.regions = [][2]int{{0, 1}}; return v }
+	cases := []struct {
+		name       string
+		views      []view
+		normalised bool
+		want       bool // for the last view
+	}{
+		{"the same run decoded twice", []view{plain(ViewText, "x y"), plain(ViewBase64, "ab"), plain(ViewBase64, "ab")}, false, true},
+		{"equal to the input", []view{plain(ViewText, "ab"), plain(ViewHex, "ab")}, false, true},
+		{"different text", []view{plain(ViewText, "x y"), plain(ViewBase64, "ab"), plain(ViewBase64, "ac")}, false, false},
+		{"first view", []view{plain(ViewText, "ab")}, false, false},
+		{"the input, read by the raw patterns only", []view{plain(ViewText, "ab"), plain(ViewNormalised, "a b"), plain(ViewBase64, "ab")}, true, false},
+		{"after the normalised view", []view{plain(ViewText, "a\u200bb"), plain(ViewNormalised, "ab"), plain(ViewBase64, "ab")}, true, true},
+		{"after a view read by fewer patterns", []view{plain(ViewText, "x y"), plain(ViewLeet, "ab"), plain(ViewBase64, "ab")}, false, false},
+		{"read by fewer patterns after one read by all", []view{plain(ViewText, "ab"), plain(ViewROT13, "ab")}, false, true},
+		{"with regions", []view{plain(ViewText, "ab"), withRegions(plain(ViewURL, "ab"))}, false, false},
+		{"after a view with regions", []view{plain(ViewText, "x y"), withRegions(plain(ViewURL, "ab")), plain(ViewBase64, "ab")}, false, false},
+	}
+	for _, tc := range cases {
+		if got := readBefore(tc.views, len(tc.views)-1, tc.normalised); got != tc.want {
+			t.Errorf("%s: readBefore = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
