@@ -16,11 +16,20 @@ import (
 // the anchored expression sees its window (which ends leadSpan bytes
 // after the lead), and on a view with regions, whose scan read only them,
 // the window itself is searched: so they hold wherever a match is.
+//
+// A core shorter than minLiteral ("th", "in") is not in the literal
+// automaton: it occurs every few bytes, and each occurrence would cost the
+// scan of every view an output. The window is searched for it instead,
+// which costs little since gated asks only near a lead that its follow
+// sets let through. Longer cores are mostly absent from a view, which
+// their count says at once.
 
-// gate is one literal of a gate set: its core (a literal whose positions
-// the scan keeps) and the word boundaries it needs at its ends.
+// gate is one literal of a gate set: its core and the word boundaries it
+// needs at its ends.
 type gate struct {
-	lit                int // the core's index
+	// lit is the core's index, a literal whose positions the scan keeps;
+	// -1 for a core shorter than minLiteral, which gated searches for.
+	lit                int
 	core               string
 	wordStart, wordEnd bool
 }
@@ -45,14 +54,18 @@ func gatesOf(tree *syntax.Regexp, words bool) (sets [][]string, bounds []int) {
 	return sets, bounds
 }
 
-// internGates numbers the gates' cores.
+// internGates numbers the gates' cores of minLiteral bytes or more.
 func (pc *precheck) internGates(sets [][]string) [][]gate {
 	var out [][]gate
 	for _, set := range sets {
 		var gs []gate
 		for _, key := range set {
 			l := parseLiteral(key)
-			gs = append(gs, gate{lit: pc.intern(&pfNode{op: pfLit, lit: l.core}).idx, core: l.core, wordStart: l.wordStart, wordEnd: l.wordEnd})
+			g := gate{lit: -1, core: l.core, wordStart: l.wordStart, wordEnd: l.wordEnd}
+			if len(l.core) >= minLiteral {
+				g.lit = pc.intern(&pfNode{op: pfLit, lit: l.core}).idx
+			}
+			gs = append(gs, g)
 		}
 		out = append(out, gs)
 	}
@@ -62,8 +75,9 @@ func (pc *precheck) internGates(sets [][]string) [][]gate {
 // gated reports whether each of b's gate sets has a literal that occurs
 // within b's window at at (leadSpan bytes), and within the set's word
 // bound of at when it has one, with its word boundaries as the window
-// shows them. On a view whose scan read only its regions (scanned false),
-// the window itself is searched.
+// shows them. For a core the scan does not look for, and on a view whose
+// scan read only its regions (scanned false), the window itself is
+// searched.
 func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 	end := min(len(text), at+leadSpan)
 	word := func(i int) bool { return i >= at && i < end && isWordByte(text[i]) }
@@ -77,7 +91,7 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 		}
 		found := false
 		for _, g := range set {
-			if scanned {
+			if scanned && g.lit >= 0 {
 				if s.counts[g.lit] == 0 {
 					continue
 				}

@@ -164,7 +164,9 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 			}
 			for _, set := range b.gates {
 				for _, g := range set {
-					keep[g.lit] = true
+					if g.lit >= 0 {
+						keep[g.lit] = true
+					}
 				}
 			}
 		}
@@ -212,7 +214,9 @@ func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 			}
 			for _, set := range b.gates {
 				for _, g := range set {
-					used[g.lit] = true
+					if g.lit >= 0 {
+						used[g.lit] = true
+					}
 				}
 			}
 		}
