@@ -1055,7 +1055,7 @@ type check struct {
 // layOut appends n's subtree to c, in preorder.
 func (c *check) layOut(n *pfNode) {
 	at := len(c.steps)
-	if n.op == pfOr && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit }) {
+	if n.op == pfOr && flat(n) {
 		start := len(c.masks)
 		for _, sub := range n.subs {
 			w := int32(sub.idx >> 6)
@@ -1070,10 +1070,28 @@ func (c *check) layOut(n *pfNode) {
 		return
 	}
 	c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx)})
-	for _, sub := range n.subs {
+	// The parts of an AND or OR are independent: those that are one step
+	// (a literal or an OR of literals) go first, so that holds settles the
+	// node with them when it can before it walks the deeper parts.
+	subs := slices.Clone(n.subs)
+	slices.SortStableFunc(subs, func(a, b *pfNode) int { return boolInt(!flat(a)) - boolInt(!flat(b)) })
+	for _, sub := range subs {
 		c.layOut(sub)
 	}
 	c.steps[at].end = int32(len(c.steps))
+}
+
+// flat reports whether layOut makes n one step: a literal, or an OR of
+// literals alone.
+func flat(n *pfNode) bool {
+	return n.op == pfLit || n.op == pfOr && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit })
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // holds evaluates the prefilter laid out in c from step i on the view's
