@@ -69,7 +69,13 @@ func regions(text string, changed [][2]int) [][2]int {
 // digitSpan is a run of digits, each at most two separators (space - .
 // / ( ) + :) from the next: the shape of card, account, phone and identity
 // numbers.
-type digitSpan struct{ start, end, digits int }
+type digitSpan struct {
+	start, end, digits int
+	// window is where a digit pattern looks for a match around the run
+	// (view.digitWindow), once windowed.
+	window   [2]int
+	windowed bool
+}
 
 // digitRuns returns the view's digit runs, computed once.
 func (v *view) digitRuns() []digitSpan {

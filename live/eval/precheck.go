@@ -1016,11 +1016,12 @@ func inRegions(regions [][2]int, i int) bool {
 // suffix.
 func (s *scan) digitWindows(v *view, min int) [][2]int {
 	s.windows = s.windows[:0]
-	for _, r := range v.digitRuns() {
-		if r.digits < min {
+	runs := v.digitRuns()
+	for k := range runs {
+		if runs[k].digits < min {
 			continue
 		}
-		w := [2]int{widenStart(v.lower, r.start-48, r.start), widenEnd(v.lower, r.end+8)}
+		w := v.digitWindow(&runs[k])
 		if n := len(s.windows); n > 0 && w[0] <= s.windows[n-1][1] {
 			s.windows[n-1][1] = max(s.windows[n-1][1], w[1])
 			continue
@@ -1028,6 +1029,18 @@ func (s *scan) digitWindows(v *view, min int) [][2]int {
 		s.windows = append(s.windows, w)
 	}
 	return s.windows
+}
+
+// digitWindow returns the window of r, one of the view's digit runs:
+// with room before it for a label ("passport number:") and after it for
+// a suffix. It is widened once (widenStart may read a few hundred bytes),
+// though every digit pattern asks for it.
+func (v *view) digitWindow(r *digitSpan) [2]int {
+	if !r.windowed {
+		r.window = [2]int{widenStart(v.lower, r.start-48, r.start), widenEnd(v.lower, r.end+8)}
+		r.windowed = true
+	}
+	return r.window
 }
 
 // pfStep is a prefilter node laid out in preorder: its subtree ends
