@@ -56,6 +56,13 @@ type view struct {
 func regions(text string, changed [][2]int) [][2]int {
 	var out [][2]int
 	for _, c := range changed {
+		// widenStart returns at most its start, c[0]-matchSpan: when that
+		// is inside the last region, the span joins it whatever widenStart
+		// says, and it need not read the text.
+		if k := len(out); k > 0 && c[0]-matchSpan <= out[k-1][1] {
+			out[k-1][1] = max(out[k-1][1], widenEnd(text, c[1]+matchSpan))
+			continue
+		}
 		w := [2]int{widenStart(text, c[0]-matchSpan, c[0]), widenEnd(text, c[1]+matchSpan)}
 		if k := len(out); k > 0 && w[0] <= out[k-1][1] {
 			out[k-1][1] = max(out[k-1][1], w[1])
