@@ -36,17 +36,18 @@ $(BIN): FORCE
 test: tools check-generated fmt-check vet staticcheck postgres unit
 
 ## tools: install what the voice needs (Debian's espeak-ng and lame), what
-## the end-to-end tests run as an auditor would (curl and sha256sum) and
-## node for the browser verifier's test, when missing; fails with a clear
-## message when they cannot be installed
+## the end-to-end tests run as an auditor would (curl and sha256sum), node
+## for the browser verifier's test, wrk for the HTTP benchmark's script test
+## and hugo for the site benchmark's workspace test, when missing; fails
+## with a clear message when they cannot be installed
 tools:
-	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null || ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null || ! command -v node >/dev/null; then \
-		echo "espeak-ng, lame, curl, sha256sum or node not found; installing Debian's packages (the voice route, the auditor guide and the browser verifier's test need them)"; \
+	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null || ! command -v curl >/dev/null || ! command -v sha256sum >/dev/null || ! command -v node >/dev/null || ! command -v wrk >/dev/null || ! command -v hugo >/dev/null; then \
+		echo "espeak-ng, lame, curl, sha256sum, node, wrk or hugo not found; installing Debian's packages (the voice route, the auditor guide, the browser verifier's and the benchmarks' tests need them)"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
-		$$SUDO apt-get install -y -qq espeak-ng lame curl coreutils nodejs >/dev/null 2>&1 || \
-		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame curl coreutils nodejs; } || \
-		{ echo "make tools: could not install espeak-ng, lame, curl, coreutils and nodejs; install them with: apt-get install espeak-ng lame curl coreutils nodejs" >&2; exit 1; }; \
-		for t in espeak-ng lame curl sha256sum node; do command -v $$t >/dev/null || \
+		$$SUDO apt-get install -y -qq espeak-ng lame curl coreutils nodejs wrk hugo >/dev/null 2>&1 || \
+		{ $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq espeak-ng lame curl coreutils nodejs wrk hugo; } || \
+		{ echo "make tools: could not install espeak-ng, lame, curl, coreutils, nodejs, wrk and hugo; install them with: apt-get install espeak-ng lame curl coreutils nodejs wrk hugo" >&2; exit 1; }; \
+		for t in espeak-ng lame curl sha256sum node wrk hugo; do command -v $$t >/dev/null || \
 		{ echo "make tools: $$t still missing after apt-get; install it by hand" >&2; exit 1; }; done; fi
 
 ## generate: regenerate templ components

@@ -36,7 +36,8 @@
 //     proofsite does not. Same framework and version as proofsite, fiber's
 //     defaults (prefork off), no middleware, one route answering c.JSON of a
 //     string, a bool and a time. Both Go servers get the same GOMAXPROCS
-//     (--gomaxprocs, by default the harness's own);
+//     (--gomaxprocs, by default what proofsite serve sets itself: one
+//     more than the cores the harness may use);
 //   - the chat edge: this program re-executed as "httpbench chat-edge", the
 //     live package's server over a second ledger initialised for it (a
 //     Badger folder is one process's), with every AI route, the receipts

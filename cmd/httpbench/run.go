@@ -79,7 +79,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "`length` of the warm-up run per target, not counted")
 	fs.IntVar(&c.connections, "connections", 64, "open `connections` (wrk -c)")
 	fs.IntVar(&c.threads, "threads", 2, "wrk `threads` (wrk -t)")
-	fs.IntVar(&c.gomaxprocs, "gomaxprocs", runtime.GOMAXPROCS(0), "GOMAXPROCS of proofsite and of the bare fiber handler (the same for both)")
+	fs.IntVar(&c.gomaxprocs, "gomaxprocs", runtime.GOMAXPROCS(0)+1, "GOMAXPROCS of proofsite and of the bare fiber handler (the same for both; by default proofsite serve's own: one more than the cores)")
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	tuneServeGC(env)
+	cores := tuneServeProcs(env)
 	// Hidden: profile the server until it stops, for "make bench-http".
 	if file := env.getenv("PROOFSITE_CPUPROFILE"); file != "" {
 		stop, err := startCPUProfile(file)
@@ -104,6 +106,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer records.Close()
+	if evaluation.Concurrency == 0 {
+		evaluation.Concurrency = cores
+	}
 	srv, err := live.New(live.Options{
 		PublicDir: cfg.Out, TilesDir: c.TilesDir(), Site: liveSite(site), Chain: c.Store(), Appender: c, Publisher: c, Eval: evaluation, AI: nodes,
 		Memory: mem, MemoryTokens: live.MemoryTokens{Tokens: tokens}, Towns: tw,
@@ -159,4 +164,22 @@ func tuneServeGC(env *environment) {
 	if env.getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(1 << 30)
 	}
+}
+
+// tuneServeProcs gives a serving process one more P (GOMAXPROCS) than it
+// has cores, and returns the cores: the evaluations take turns on that
+// many (live.Evaluation.Concurrency), and the extra P keeps reading
+// requests, writing answers and serving the other routes while every core
+// evaluates, instead of queueing them behind the evaluations. On this
+// project's 2-core VM, POST /api/v1/evaluate at 64 connections had a p99
+// of 39 ms with 2 Ps and 19-20 ms with 3, at the same throughput (wrk,
+// 2026-11-24, README). GOMAXPROCS in the environment wins; the cores are
+// then the fewer of it and the CPUs the process may run on.
+func tuneServeProcs(env *environment) (cores int) {
+	cores = runtime.GOMAXPROCS(0) // the runtime's default: CPUs, affinity, cgroup quota
+	if env.getenv("GOMAXPROCS") != "" {
+		return min(cores, runtime.NumCPU())
+	}
+	runtime.GOMAXPROCS(cores + 1)
+	return cores
 }

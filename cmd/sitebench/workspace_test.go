@@ -56,12 +56,12 @@ func TestCorpusBuildsWithProofsite(t *testing.T) {
 	}
 }
 
-// TestHugoSiteBuilds builds a small Hugo site when hugo is installed: the
-// configuration is accepted and pages land at proofsite's paths.
+// TestHugoSiteBuilds builds a small Hugo site: the configuration is
+// accepted and pages land at proofsite's paths.
 func TestHugoSiteBuilds(t *testing.T) {
 	hugo, err := exec.LookPath("hugo")
 	if err != nil {
-		t.Skip("hugo is not installed")
+		t.Fatal("hugo not found: install it (apt-get install -y hugo); make test's tools target does")
 	}
 	dir := t.TempDir()
 	ws, err := newWorkspace(dir, projectContent, 1, 20)

@@ -59,8 +59,8 @@ type Pattern struct {
 	// (Govern); Evaluate reads every pattern whose scope covers input.
 	Scope Scope `yaml:"scope"`
 	// Regex is an RE2 expression (Go syntax). Unless CaseSensitive, it is
-	// matched against the view with ASCII letters lowered, so it must be
-	// written in lower case.
+	// matched against the view with its letters lowered in every script
+	// (lowerRune), so it must be written in lower case.
 	Regex         string `yaml:"regex"`
 	CaseSensitive bool   `yaml:"case_sensitive"`
 	// Prefilter, when set, replaces the literals derived from Regex: the

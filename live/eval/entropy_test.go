@@ -1,19 +1,18 @@
 package eval
 
 import (
-	"bytes"
-	"compress/flate"
+	"encoding/base64"
 	"hash/maphash"
-	"io"
 	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
-	kpflate "github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/s2"
 )
 
 // entropyTexts are the corpus texts, some of their variants (upper case,
@@ -114,36 +113,66 @@ func TestTrigramSet(t *testing.T) {
 	}
 }
 
-// TestCompressionRatio checks that the ratio is the size of a real
-// deflate stream over the text's size, whatever text the pooled
-// compressor saw before.
+// TestCompressionRatio checks that the ratio is the size of a real S2
+// block over the text's size, whatever text the pooled buffers held
+// before.
 func TestCompressionRatio(t *testing.T) {
 	texts := []string{benchTexts["benign"], strings.Repeat("flood ", 400), "", "x", benchTexts["obfuscated"], denseTexts(t)[0]}
 	for _, s := range append(texts, texts...) {
-		var buf bytes.Buffer
-		w, err := kpflate.NewWriter(&buf, kpflate.BestSpeed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write([]byte(s))
-		w.Close()
-		back, err := io.ReadAll(flate.NewReader(bytes.NewReader(buf.Bytes())))
+		block := s2.Encode(nil, []byte(s))
+		back, err := s2.Decode(nil, block)
 		if err != nil || string(back) != s {
-			t.Fatalf("deflate of %.40q does not inflate back: %v", s, err)
+			t.Fatalf("the S2 block of %.40q does not decode back: %v", s, err)
 		}
 		want := 1.0
 		if s != "" {
-			want = float64(buf.Len()) / float64(len(s))
+			want = float64(len(block)) / float64(len(s))
 		}
 		if got := compressionRatio(s); got != want {
 			t.Errorf("compressionRatio(%.40q) = %v, want %v", s, got, want)
 		}
 	}
-	if r := compressionRatio(strings.Repeat("flood ", 400)); r >= compressedRatio {
-		t.Errorf("a flood of one word compresses to %v, not under %v", r, compressedRatio)
+	if r := compressionRatio(strings.Repeat("flood ", 400)); r >= 0.01 {
+		t.Errorf("a flood of one word compresses to %v, not under 0.01", r)
 	}
-	if s := devTexts(t, "benign")[0]; compressionRatio(s) < compressedRatio {
-		t.Errorf("2 KB of ordinary texts compress to %v, under %v", compressionRatio(s), compressedRatio)
+	for _, s := range devTexts(t, "benign") {
+		if r := compressionRatio(s); r < 0.5 {
+			t.Errorf("2 KB of ordinary texts (%.40q) compress to %v, under 0.5", s, r)
+		}
+	}
+}
+
+// TestAnalyseAnomalies checks the entropy stage's anomalies on texts
+// made to show each, and on ordinary prose, which shows none.
+func TestAnalyseAnomalies(t *testing.T) {
+	random := make([]byte, 1536)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range random {
+		random[i] = byte(rng.Uint32())
+	}
+	tests := []struct {
+		desc      string
+		text      string
+		homoglyph int
+		want      []string
+	}{
+		{"ordinary prose", devTexts(t, "benign")[0], 0, []string{}},
+		{"more ordinary prose", devTexts(t, "benign")[1], 0, []string{}},
+		{"the same words over and over", strings.Repeat("the same words again ", 80), 0, []string{AnomalyRepetitive}},
+		{"one character 4,000 times: one word", strings.Repeat("z", 4000), 0, []string{AnomalyRepetitive}},
+		{"punctuation, no words", strings.Repeat("!?", 600), 0, []string{AnomalyRepetitive}},
+		{"a long word 50 times: too few words for trigrams", strings.Repeat("supercalifragilistic ", 50), 0, []string{AnomalyRepetitive}},
+		{"a flood under 512 bytes", strings.Repeat("ab", 200), 0, []string{}},
+		{"random bytes as base64", base64.StdEncoding.EncodeToString(random), 0, []string{AnomalyHighEntropy}},
+		{"words that mix scripts", "pаypal login", 1, []string{AnomalyMixedScript}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.desc, func(t *testing.T) {
+			r := analyse(tc.text, tc.homoglyph, DefaultMaxBytes)
+			if !slices.Equal(r.Anomalies, tc.want) {
+				t.Errorf("anomalies %v (compression ratio %v, repetition %v), want %v", r.Anomalies, r.CompressionRatio, r.Repetition, tc.want)
+			}
+		})
 	}
 }
 

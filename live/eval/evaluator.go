@@ -242,8 +242,24 @@ func (e *Evaluator) patternFlag(c *compiled, h hit) Flag {
 	return f
 }
 
+// LexicalText returns what the lexical model reads of a text as a whole:
+// its base view (NFKC, invisible characters removed, lookalike letters
+// folded to Latin: the normalised view, or the text itself when that
+// changes nothing) with its letters lowered in every script, the view's
+// lowered twin. The evaluator hands the model the lowered twin of every
+// view it reads (aiScan), and cmd/evaltrain trains the model on
+// LexicalText of every example (package quality), so the features the
+// model learns are the ones the evaluator finds: "Как сделать бомбу" is
+// learned as it is read, folded to "kak cдeлatь бoмбy".
+func LexicalText(text string) string {
+	n := normaliser{rep: &NormaliseReport{}}
+	base, _ := n.normalise(text)
+	return newView(ViewNormalised, 0, base).lower
+}
+
 // aiScan runs the lexical model over the views and, when configured,
-// the judge; only the judge can fail. The model reads the base view
+// the judge; only the judge can fail. The model reads each view's
+// lowered twin (as LexicalText, what it was trained on): the base view
 // whole, each decoded layer whole, and of the leetspeak and spacing views
 // only what they changed; the window most like an attack, over all of
 // them, decides.
@@ -269,10 +285,10 @@ func (e *Evaluator) aiScan(ctx context.Context, r *Report, views []view, base st
 			// the normalised view reads the same text better
 		case v.regions != nil:
 			for _, w := range v.regions {
-				consider(v, v.text[w[0]:w[1]], w[0])
+				consider(v, v.lower[w[0]:w[1]], w[0])
 			}
 		default:
-			consider(v, v.text, 0)
+			consider(v, v.lower, 0)
 		}
 	}
 	r.AIScan = AIScanReport{Engine: EngineLexical, Scores: map[Category]float64{}}

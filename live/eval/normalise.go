@@ -42,7 +42,7 @@ type view struct {
 	kind     ViewKind
 	depth    int         // decoding layers between the input and this view
 	text     string      // the view itself
-	lower    string      // text with ASCII letters lowered (same byte offsets)
+	lower    string      // text with its letters lowered, in any script (lowerText: same byte offsets)
 	runs     []digitSpan // digitRuns, computed on first use
 	runsDone bool
 	// regions, when set, are the only parts of the view a match could use
@@ -198,7 +198,7 @@ func (n *normaliser) push(v view) {
 
 // newView makes a view and its lowered twin.
 func newView(kind ViewKind, depth int, text string) view {
-	return view{kind: kind, depth: depth, text: text, lower: lowerASCII(text)}
+	return view{kind: kind, depth: depth, text: text, lower: lowerText(text)}
 }
 
 // add normalises a decoded layer and adds it as a view, within the bounds;
@@ -402,20 +402,73 @@ func hasRTL(s string) bool {
 	return false
 }
 
-// lowerASCII lowers ASCII letters only, keeping byte offsets.
-func lowerASCII(s string) string {
-	i := nextIn(s, 0, 'A', 'Z')
-	if i == len(s) {
-		return s
+// lowerRune is the case the precheck reads, in every script: r lowered
+// (unicode.ToLower) when its lower case takes as many UTF-8 bytes, else r
+// as it is (the Kelvin sign, dotted İ, a few others), so that a lowered
+// view keeps its text's byte offsets. The prefilter lowers the patterns'
+// literals with it too, so a literal and the view it is looked for in
+// agree on case ("Где" reads as "где" for both).
+func lowerRune(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		return r
 	}
+	if l := unicode.ToLower(r); l != r && utf8.RuneLen(l) == utf8.RuneLen(r) {
+		return l
+	}
+	return r
+}
+
+// lowerText lowers every letter of s as lowerRune does, keeping byte
+// offsets. ASCII text costs one pass of nextCased, eight bytes at a time.
+func lowerText(s string) string {
 	var b strings.Builder
-	b.Grow(len(s))
-	from := 0
-	for ; i < len(s); i = nextIn(s, from, 'A', 'Z') {
-		b.WriteString(s[from:i]) // s[i] is an upper-case letter
-		b.WriteByte(s[i] + 'a' - 'A')
-		from = i + 1
+	from := -1 // once b is in use, s[:from] is written
+	for i := nextCased(s, 0); i < len(s); i = nextCased(s, i) {
+		c, size := s[i], 1
+		l := rune(c + 'a' - 'A') // s[i] is an upper-case ASCII letter or not ASCII
+		if c >= utf8.RuneSelf {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			if l = lowerRune(r); l == r {
+				i += size
+				continue
+			}
+		}
+		if from < 0 {
+			b.Grow(len(s))
+			from = 0
+		}
+		b.WriteString(s[from:i])
+		if size == 1 {
+			b.WriteByte(byte(l))
+		} else {
+			b.WriteRune(l)
+		}
+		i += size
+		from = i
+	}
+	if from < 0 {
+		return s
 	}
 	b.WriteString(s[from:])
 	return b.String()
+}
+
+// nextCased returns the index of the first byte of s at or after i that
+// is an upper-case ASCII letter or not ASCII, or len(s); it reads eight
+// bytes at a time.
+func nextCased(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		if m := bytesIn(w, 'A', 'Z') | w&0x8080808080808080; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for i < len(s) && (s[i] < 'A' || s[i] > 'Z') && s[i] < utf8.RuneSelf {
+		i++
+	}
+	return i
 }

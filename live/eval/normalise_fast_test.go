@@ -24,8 +24,8 @@ func TestScansMatchOld(t *testing.T) {
 		var rep NormaliseReport
 		n := normaliser{lim: lim, rep: &rep}
 		for _, v := range n.build(in) {
-			if v.lower != oldLowerASCII(v.text) {
-				t.Fatalf("%s view of %q: lower %q, want %q", v.kind, in, v.lower, oldLowerASCII(v.text))
+			if v.lower != oldLowerText(v.text) {
+				t.Fatalf("%s view of %q: lower %q, want %q", v.kind, in, v.lower, oldLowerText(v.text))
 			}
 			for _, s := range []string{v.text, v.lower} {
 				if !seen[s] {
@@ -86,13 +86,13 @@ func compareScans(t *testing.T, s string, alignments bool) {
 	same("fold", []any{gotFold, newRep}, []any{wantFold, oldRep})
 	v := view{text: s}
 	same("digitRuns", v.digitRuns(), oldDigitRuns(s))
-	same("lowerASCII", lowerASCII(s), oldLowerASCII(s))
+	same("lowerText", lowerText(s), oldLowerText(s))
 	for i := range min(len(s), 9) {
 		if !alignments {
 			break
 		}
 		same("plainPrefix", plainPrefix(s[i:]), oldPlainPrefix(s[i:]))
-		same("lowerASCII", lowerASCII(s[i:]), oldLowerASCII(s[i:]))
+		same("lowerText", lowerText(s[i:]), oldLowerText(s[i:]))
 		same("fold", nn.fold(s[i:]), on.oldFold(s[i:]))
 	}
 }

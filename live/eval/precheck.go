@@ -342,7 +342,7 @@ func draftBranch(pt part, p *Pattern, budget *dfaBudget) (branchDraft, error) {
 	if len(p.Prefilter) > 0 {
 		d.filter = &pfNode{op: pfOr}
 		for _, l := range p.Prefilter {
-			d.filter.subs = append(d.filter.subs, &pfNode{op: pfLit, lit: strings.ToLower(l)})
+			d.filter.subs = append(d.filter.subs, &pfNode{op: pfLit, lit: strings.Map(lowerRune, l)})
 		}
 	}
 	if l := pt.lead; l != nil {

@@ -5,7 +5,6 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -102,7 +101,9 @@ func gateOf(re *syntax.Regexp) *pfNode { return build{minGate}.prefilter(re) }
 
 func (bd build) prefilter(re *syntax.Regexp) *pfNode { return bd.toMatch(bd.info(re)) }
 
-func lower(runes []rune) string { return strings.Map(unicode.ToLower, string(runes)) }
+// lower lowers a literal's runes as the views it is looked for in are
+// (lowerRune).
+func lower(runes []rune) string { return strings.Map(lowerRune, string(runes)) }
 
 // info computes the pfInfo of re (its exact set does not depend on the
 // literals' length).
@@ -127,7 +128,7 @@ func (bd build) info(re *syntax.Regexp) pfInfo {
 				if r == 0x17F || r == 0x212A { // ſ and the Kelvin sign fold to s and k; NFKC maps them there too
 					continue
 				}
-				set = append(set, string(unicode.ToLower(r)))
+				set = append(set, string(lowerRune(r)))
 			}
 		}
 		return pfInfo{exact: dedupe(set)}
@@ -607,7 +608,7 @@ func leadStrings(re *syntax.Regexp) []string {
 				if len(set) == 16 {
 					return nil
 				}
-				set = append(set, string(unicode.ToLower(r)))
+				set = append(set, string(lowerRune(r)))
 			}
 		}
 		return dedupe(set)

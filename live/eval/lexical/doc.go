@@ -9,7 +9,9 @@
 // lexicon (content/eval/lexicon.txt) only.
 //
 // Features are read off a "squashed" text: ASCII letters lowered, letters
-// and digits kept, every other run of bytes one space. A text is cut into
+// and digits kept, every other run of bytes one space. The evaluator hands
+// the model texts already normalised and lowered in every script, and
+// trains it on the same reading of its examples (eval.LexicalText). A text is cut into
 // segments (at . ! ? ; and line breaks) and each segment's features are
 // summed, so the score of any run of consecutive segments is the sum of
 // theirs. A window's vector is its feature counts over the square root of

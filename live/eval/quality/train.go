@@ -1,7 +1,6 @@
 package quality
 
 import (
-	"bytes"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -22,13 +21,22 @@ var LexicalClasses = []string{"benign", string(eval.PromptInjection), string(eva
 // trained model keeps it, so the evaluator does not.
 const LexiconFile = "eval/lexicon.txt"
 
-// LoadLexicon reads LexiconFile from a content directory.
+// LoadLexicon reads LexiconFile from a content directory, its entries
+// read as the evaluator reads text (eval.LexicalText: folded and
+// lowered), so that an entry written in Cyrillic ("врагами") matches the
+// folded words the model is given ("bpaгamи").
 func LoadLexicon(fsys fs.FS) (*lexical.Lexicon, error) {
 	raw, err := fs.ReadFile(fsys, LexiconFile)
 	if err != nil {
 		return nil, fmt.Errorf("quality: %w", err)
 	}
-	lx, err := lexical.ParseLexicon(bytes.NewReader(raw))
+	lines := strings.Split(string(raw), "\n")
+	for i, l := range lines {
+		if name, list, ok := strings.Cut(l, ":"); ok && !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			lines[i] = name + ":" + eval.LexicalText(list)
+		}
+	}
+	lx, err := lexical.ParseLexicon(strings.NewReader(strings.Join(lines, "\n")))
 	if err != nil {
 		return nil, fmt.Errorf("quality: %s: %w", LexiconFile, err)
 	}
@@ -71,7 +79,9 @@ func (r CVReport) String() string {
 // normaliser undoes what it can before the model reads a text), and so are
 // attacks embedded in a benign document, whose benign sentences would
 // teach the model that the document is the attack (Scan reads windows of
-// a few sentences, so the attack alone is what it must learn). owner is as lexical.CrossValidate
+// a few sentences, so the attack alone is what it must learn). Every
+// text is read as the evaluator reads it (eval.LexicalText: folded and
+// lowered), so the model learns the features it will find. owner is as lexical.CrossValidate
 // wants it: dev samples are scored, exemplars always trained on. Each class's
 // examples weigh as much in total as the benign ones.
 func lexicalExamples(dev []Sample, exemplars []eval.Exemplar) ([]lexical.Example, []int) {
@@ -89,14 +99,14 @@ func lexicalExamples(dev []Sample, exemplars []eval.Exemplar) ([]lexical.Example
 			continue
 		}
 		owner = append(owner, len(ex))
-		ex = append(ex, lexical.Example{Text: s.Text, Class: c})
+		ex = append(ex, lexical.Example{Text: eval.LexicalText(s.Text), Class: c})
 	}
 	for _, e := range exemplars {
 		c := class("", string(e.Category))
 		if c < 0 {
 			continue
 		}
-		ex = append(ex, lexical.Example{Text: e.Text, Class: c})
+		ex = append(ex, lexical.Example{Text: eval.LexicalText(e.Text), Class: c})
 		owner = append(owner, -1)
 	}
 	counts := make([]int, len(LexicalClasses))
