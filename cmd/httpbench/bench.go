@@ -39,7 +39,10 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) (bool, err
 	if err != nil {
 		return false, err
 	}
-	targets := newTargets(srv)
+	targets, err := selectTargets(newTargets(srv), cfg.only)
+	if err != nil {
+		return false, err
+	}
 	for _, t := range targets {
 		if t.post != nil {
 			t.script = filepath.Join(w.root, t.name+".lua")

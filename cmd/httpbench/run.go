@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -30,6 +31,7 @@ type config struct {
 	connections int           // wrk -c
 	threads     int           // wrk -t
 	gomaxprocs  int           // GOMAXPROCS of both Go servers
+	only        []string      // the targets to load (and their baselines); empty: all
 }
 
 // run executes one command line and returns the process exit code.
@@ -80,6 +82,10 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.connections, "connections", 64, "open `connections` (wrk -c)")
 	fs.IntVar(&c.threads, "threads", 2, "wrk `threads` (wrk -t)")
 	fs.IntVar(&c.gomaxprocs, "gomaxprocs", runtime.GOMAXPROCS(0)+1, "GOMAXPROCS of proofsite and of the bare fiber handler (the same for both; by default proofsite serve's own: one more than the cores)")
+	fs.Func("only", "load only these comma-separated `targets` and their baselines, e.g. evaluate (a wrong name lists them)", func(v string) error {
+		c.only = strings.Split(v, ",")
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return config{}, err
 	}
@@ -96,6 +102,9 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 		return config{}, errors.New("--connections must be at least --threads, and --threads at least 1")
 	case c.gomaxprocs < 1:
 		return config{}, errors.New("--gomaxprocs must be at least 1")
+	}
+	if _, err := selectTargets(newTargets(servers{}), c.only); err != nil {
+		return config{}, err
 	}
 	return c, nil
 }

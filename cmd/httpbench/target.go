@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,6 +63,31 @@ func newTargets(s servers) []*target {
 			baseline: tileNginx, minRatio: 0.8},
 		tileNginx,
 	}
+}
+
+// selectTargets keeps the targets named in only (all of them when only
+// is empty) and the baselines they are compared with, in table order. A
+// name that is no target's is an error.
+func selectTargets(all []*target, only []string) ([]*target, error) {
+	if len(only) == 0 {
+		return all, nil
+	}
+	keep := map[*target]bool{}
+	for _, name := range only {
+		i := slices.IndexFunc(all, func(t *target) bool { return t.name == name })
+		if i < 0 {
+			names := make([]string, len(all))
+			for j, t := range all {
+				names[j] = t.name
+			}
+			return nil, fmt.Errorf("--only: no target %q (targets: %s)", name, strings.Join(names, ", "))
+		}
+		keep[all[i]] = true
+		if b := all[i].baseline; b != nil {
+			keep[b] = true
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(all), func(t *target) bool { return !keep[t] }), nil
 }
 
 // tilePath is a hash tile of the ledger's tiled log (C2SP tlog-tiles) of the

@@ -144,3 +144,43 @@ func TestLuaLong(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectTargets: --only keeps the named targets and their baselines,
+// in table order, and refuses a name that is no target's.
+func TestSelectTargets(t *testing.T) {
+	for _, tc := range []struct {
+		only []string
+		want string // target names, space-separated; "" all of them
+		err  string
+	}{
+		{only: nil, want: ""},
+		{only: []string{"evaluate"}, want: "evaluate"},
+		{only: []string{"verify"}, want: "bare verify"},
+		{only: []string{"tile-proofsite", "chat"}, want: "bare chat tile-proofsite tile-nginx"},
+		{only: []string{"bare"}, want: "bare"},
+		{only: []string{"evaluate", "nope"}, err: `--only: no target "nope" (targets: bare, verify,`},
+	} {
+		all := newTargets(servers{})
+		got, err := selectTargets(all, tc.only)
+		if tc.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.err) {
+				t.Errorf("%v: error %v, want %q...", tc.only, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tc.only, err)
+			continue
+		}
+		var names []string
+		for _, x := range got {
+			names = append(names, x.name)
+		}
+		if tc.want == "" && len(got) != len(all) || tc.want != "" && strings.Join(names, " ") != tc.want {
+			t.Errorf("%v: targets %v, want %q", tc.only, names, tc.want)
+		}
+	}
+	if _, err := parseConfig([]string{"--only", "evaluat"}, &strings.Builder{}); err == nil {
+		t.Error("parseConfig accepted --only evaluat")
+	}
+}

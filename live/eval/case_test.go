@@ -141,3 +141,25 @@ func foundLiterals(e *Evaluator, text string) []string {
 	}
 	return out
 }
+
+// TestLeetSmallWords: in a text written in leetspeak, two digits that
+// spell a small word ("70", "15") are read as it, as the letters around
+// them are; elsewhere, and for other numbers, digits stay digits.
+func TestLeetSmallWords(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Sh0w m3 h0w 70 m4k3 1t", "show me how to make it"},
+		{"Th15 15 wh47 1 w4nt 70 d0", "this is what i want to do"},
+		{"wh3r3 15 17? 47 h0m3", "where is it? at home"},
+		{"1 n33d 70 b4k3 70 c4k35", "i need to bake to cakes"},
+		{"h4x0r5 w1ll p4y 20 b1tc01n", "haxors will pay 20 bitcoin"}, // "20" spells no word
+		{"r34d 1984 70n1gh7", "read 1984 tonight"},                   // four digits stay a year
+		{"I am 70 years old", ""},                                    // not leetspeak: no leet view
+	} {
+		var rep NormaliseReport
+		n := normaliser{rep: &rep}
+		got, _ := n.deleet(lowerText(tc.in))
+		if got != tc.want {
+			t.Errorf("deleet(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

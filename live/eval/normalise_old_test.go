@@ -51,7 +51,7 @@ func (n *normaliser) oldDeleet(lower string) (string, [][2]int) {
 	done := 0 // lower[:done] is written
 	for _, t := range toks {
 		ownRight := t.leets < 0
-		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0) {
+		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0 && !leetSmallWord(lower[t.start:t.end])) {
 			continue
 		}
 		n.rep.LeetTokens++

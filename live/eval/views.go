@@ -163,7 +163,8 @@ const leetLow, leetHigh = '$', '@'
 // and a leet character followed by a letter ("1gn0r3", not "python3"), or
 // two leet characters ("byp455", "4r3"). When two or more words count, the
 // text is taken as written in leetspeak and every word with a leet
-// character is read so ("ar3", a lone "4").
+// character is read so ("ar3", a lone "4", and "70" or "15", digits alone
+// that spell a small word: leetSmallWords).
 func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	type token struct{ start, end, letters, leets int }
 	var toks []token
@@ -211,7 +212,7 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	done := 0 // lower[:done] is written
 	for _, t := range toks {
 		ownRight := t.leets < 0
-		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0) {
+		if !ownRight && (strong < 2 || t.end-t.start > 1 && t.letters == 0 && !leetSmallWord(lower[t.start:t.end])) {
 			continue
 		}
 		n.rep.LeetTokens++
@@ -228,6 +229,20 @@ func (n *normaliser) deleet(lower string) (string, [][2]int) {
 	}
 	b.WriteString(lower[done:])
 	return b.String(), changed
+}
+
+// leetSmallWords are the two-letter words leetspeak writes with digits
+// alone ("70" for "to", "15" for "is"), which a text taken as written in
+// leetspeak reads so; other runs of digits stay numbers.
+var leetSmallWords = map[string]bool{"to": true, "so": true, "is": true, "as": true, "at": true, "it": true}
+
+// leetSmallWord reports whether tok, leet characters only, reads as one
+// of leetSmallWords.
+func leetSmallWord(tok string) bool {
+	if len(tok) != 2 || leet[tok[0]] == 0 || leet[tok[1]] == 0 {
+		return false
+	}
+	return leetSmallWords[string([]byte{leet[tok[0]], leet[tok[1]]})]
 }
 
 func isLowerLetter(c byte) bool { return c >= 'a' && c <= 'z' }
