@@ -158,7 +158,8 @@ func (e *Evaluator) run(ctx context.Context, field, text string, side Scope) (Re
 		return Report{}, err
 	}
 	sum := sha256.Sum256([]byte(text))
-	r.Input = InputInfo{SHA256: hex.EncodeToString(sum[:]), Bytes: len(text), Chars: utf8.RuneCountInString(text)}
+	ascii := asciiPrefix(text) // counted eight bytes at a time
+	r.Input = InputInfo{SHA256: hex.EncodeToString(sum[:]), Bytes: len(text), Chars: ascii + utf8.RuneCountInString(text[ascii:])}
 	done(StageIntake, nil)
 
 	// 2. normalise

@@ -36,7 +36,7 @@ func TestScansMatchOld(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430\u03bf\u0131\u13a0\u4e2d\u2019"
+	const alphabet = "aAbcdefxXzZ0123456789 ,:.-_*/|+=()@$\\\t\n\r\v\f\x00\x1f\x7f\u00e9\u00a0\u2003\u200b\u0430\u03bf\u0131\u13a0\u4e2d\u2019"
 	runes := []rune(alphabet)
 	for range 5000 {
 		var b strings.Builder

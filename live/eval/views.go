@@ -343,26 +343,51 @@ func unspaceAll(lower string) (string, bool) {
 	return b.String(), true
 }
 
+// fieldsAndSinglesASCII is fieldsAndSingles of an ASCII text, eight
+// bytes at a time: a token starts at a byte that is no space after one
+// that is (or the text's start), and is one byte long when a space (or
+// the text's end) follows its start.
+func fieldsAndSinglesASCII(s string) (tokens, single int) {
+	const high = 0x8080808080808080
+	prevSpace := true  // before the text
+	lastStart := false // a token started at the byte before i
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		sp := bytesIn(w, '\t', '\r') | bytesIn(w, ' ', ' ') // high bit: a space byte
+		starts := ^sp & high & (sp << 8)
+		if prevSpace && sp&0x80 == 0 {
+			starts |= 0x80
+		}
+		if lastStart && sp&0x80 != 0 {
+			single++
+		}
+		tokens += bits.OnesCount64(starts)
+		single += bits.OnesCount64(starts & (sp >> 8)) // byte 7's follower is in the next word
+		prevSpace, lastStart = sp>>63 != 0, starts>>63 != 0
+	}
+	for ; i < len(s); i++ {
+		space := byteClass[s[i]]&clSpace != 0
+		if lastStart && space {
+			single++
+		}
+		lastStart = !space && prevSpace
+		if lastStart {
+			tokens++
+		}
+		prevSpace = space
+	}
+	if lastStart {
+		single++
+	}
+	return tokens, single
+}
+
 // fieldsAndSingles counts the tokens strings.Fields would return and
 // those of them one byte long, without making them.
 func fieldsAndSingles(s string) (tokens, single int) {
 	if asciiPrefix(s) == len(s) {
-		for i := 0; i < len(s); {
-			for i < len(s) && byteClass[s[i]]&clSpace != 0 {
-				i++
-			}
-			start := i
-			for i < len(s) && byteClass[s[i]]&clSpace == 0 {
-				i++
-			}
-			if i > start {
-				tokens++
-			}
-			if i-start == 1 {
-				single++
-			}
-		}
-		return tokens, single
+		return fieldsAndSinglesASCII(s)
 	}
 	field := 0 // bytes of the current token
 	for i := 0; i <= len(s); {
