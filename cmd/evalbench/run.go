@@ -98,7 +98,7 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 	var projectHeldout *quality.Table
 	for _, split := range splits {
-		samples, err := readFile(filepath.Join(cfg.corpus, split+".jsonl"))
+		samples, err := quality.ReadFile(filepath.Join(cfg.corpus, split+".jsonl"))
 		if err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	printTargets(stdout, projectHeldout, sharedTable)
 
 	if cfg.speed {
-		corpus, err := readFile(filepath.Join(cfg.corpus, quality.Dev+".jsonl"))
+		corpus, err := quality.ReadFile(filepath.Join(cfg.corpus, quality.Dev+".jsonl"))
 		if err != nil {
 			return err
 		}
@@ -149,19 +149,6 @@ func bench(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func readFile(path string) ([]quality.Sample, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	s, err := quality.ReadJSONL(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
 }
 
 // measure evaluates every sample and scores the evaluator and the
@@ -182,7 +169,7 @@ func measure(ctx context.Context, ev *eval.Evaluator, samples []quality.Sample, 
 
 // printMisses prints the dev split's misses and false positives, for tuning.
 func printMisses(ctx context.Context, ev *eval.Evaluator, cfg config, stdout io.Writer) error {
-	samples, err := readFile(filepath.Join(cfg.corpus, quality.Dev+".jsonl"))
+	samples, err := quality.ReadFile(filepath.Join(cfg.corpus, quality.Dev+".jsonl"))
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ func readShared(dir string) ([]quality.Sample, error) {
 	}
 	var all []quality.Sample
 	for _, f := range sharedFiles {
-		s, err := readFile(filepath.Join(dir, f))
+		s, err := quality.ReadFile(filepath.Join(dir, f))
 		if err != nil {
 			return nil, err
 		}

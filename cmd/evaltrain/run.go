@@ -59,12 +59,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func train(cfg config, stdout io.Writer) error {
-	f, err := os.Open(filepath.Join(cfg.corpus, quality.Dev+".jsonl"))
-	if err != nil {
-		return err
-	}
-	dev, err := quality.ReadJSONL(f)
-	f.Close()
+	dev, err := quality.ReadFile(filepath.Join(cfg.corpus, quality.Dev+".jsonl"))
 	if err != nil {
 		return err
 	}

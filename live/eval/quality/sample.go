@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 )
 
 // Labels.
@@ -22,6 +23,21 @@ type Sample struct {
 	Category    string `json:"category"` // an attack category, or ordinary / hard_negative
 	Obfuscation string `json:"obfuscation,omitempty"`
 	Text        string `json:"text"`
+}
+
+// ReadFile reads the samples of a JSONL file (ReadJSONL), such as a
+// split of the project's corpus (dir/Dev+".jsonl").
+func ReadFile(path string) ([]Sample, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s, err := ReadJSONL(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
 }
 
 // ReadJSONL reads one Sample per line; it checks the label and that there
