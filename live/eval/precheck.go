@@ -563,6 +563,7 @@ func (pc *precheck) run(s *scan, side Scope) {
 		}
 		if normalised && vi == 1 {
 			text := &s.views[0]
+			unseen := false
 			for i := range pc.patterns {
 				h := &s.hits[i]
 				if !h.found || !pc.patterns[i].charViews {
@@ -570,7 +571,12 @@ func (pc *precheck) run(s *scan, side Scope) {
 				}
 				if at := strings.Index(text.lower, v.lower[h.offset:h.offset+h.length]); at >= 0 {
 					*h = hit{found: true, view: text.kind, depth: text.depth, offset: at, length: h.length}
+				} else {
+					unseen = true
 				}
+			}
+			if unseen {
+				pc.matchAsSent(s, v, text)
 			}
 			pc.readWith(pc.raw, s, text)
 			for i := range pc.patterns {
@@ -632,6 +638,26 @@ func readBefore(views []view, vi int, normalised bool) bool {
 		}
 	}
 	return false
+}
+
+// matchAsSent moves to the text as sent (text) the hits of the normalised
+// view (v) that the pattern also makes there, with other words: text
+// written in another script, which the normaliser folds where its letters
+// look Latin (Cyrillic "сделать" reads "cдeлatь"), is matched by a
+// pattern's alternatives in that script, and is not hidden by character
+// tricks. Only a hit whose span is not in the text as it stands needs
+// this (run); reading the text with every pattern is then worth it.
+func (pc *precheck) matchAsSent(s *scan, v, text *view) {
+	pc.read(s, text)
+	for i := range pc.patterns {
+		c, h := &pc.patterns[i], &s.hits[i]
+		if !h.found || !c.charViews || h.view != v.kind {
+			continue
+		}
+		if off, n, ok := pc.match(c, s, text); ok {
+			*h = hit{found: true, view: text.kind, depth: text.depth, offset: off, length: n}
+		}
+	}
 }
 
 // match runs one pattern's branches on one view, each behind its
