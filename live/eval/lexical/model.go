@@ -127,20 +127,6 @@ func nonzero(h uint64) uint64 {
 	return h
 }
 
-// row returns the feature index of hash h, or -1, and its lexicon
-// classes.
-func (m *Model) row(h uint64) (int32, uint32) {
-	h = nonzero(h)
-	for at := h & m.mask; ; at = (at + 1) & m.mask {
-		switch sl := &m.slots[at]; sl.key {
-		case h:
-			return sl.row, sl.bits
-		case 0:
-			return -1, 0
-		}
-	}
-}
-
 // Parse reads a weights file (see WriteTo).
 func Parse(r io.Reader) (*Model, error) {
 	m := &Model{}
@@ -358,15 +344,26 @@ func (m *Model) accumulate(sum *[MaxClasses]float64, toks []token) uint32 {
 	// one variable per attack class keeps the sums in registers; a model
 	// has at most MaxClasses-1 attack classes, the others add zeros
 	s0, s1, s2, s3, s4, s5, s6 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6]
+	// the table in locals, which the loop keeps in registers
+	slots, mask, wide := m.slots, m.mask, m.wide
 	for _, t := range toks {
-		r, b := m.row(t.hash)
-		if t.kind == kindWord {
-			bits |= b
+		// the slot of t: open addressing, as index placed the keys
+		h := nonzero(t.hash)
+		at := h & mask
+		for slots[at].key != h && slots[at].key != 0 {
+			at = (at + 1) & mask
 		}
-		if r < 0 {
+		sl := &slots[at]
+		if sl.key == 0 {
+			continue // not a feature, nor a lexicon entry
+		}
+		if t.kind == kindWord {
+			bits |= sl.bits
+		}
+		if sl.row < 0 {
 			continue
 		}
-		w := &m.wide[r]
+		w := &wide[sl.row]
 		s0 += float64(w[0])
 		s1 += float64(w[1])
 		s2 += float64(w[2])
@@ -436,7 +433,7 @@ func (m *Model) Scan(text string) Result {
 		p0, best, sum := softmax(logits[:k])
 		if attack := 1 - p0; attack > r.Attack || r.Class == 0 {
 			r.Attack, r.Class = attack, best+1
-			r.Start, r.End = segs[from][0], segs[to-1][1]
+			r.Start, r.End = segs[from].start, segs[to-1].end
 			limAttack = attackBound(attack, k)
 		}
 		for c := range k {
