@@ -1023,8 +1023,10 @@ func (v *view) digitWindow(r *digitSpan) [2]int {
 }
 
 // pfStep is a prefilter node laid out in preorder: its subtree ends
-// before end; a literal's index is lit. An OR of literals alone is one
-// step (pfAny), whose literals are the bits of masks[lit:lit+n].
+// before end; a literal's index is lit. The literals of an AND or an OR
+// are one step (pfEvery, pfAny) whose literals are the bits of
+// masks[lit:lit+n]: an AND or an OR of literals alone is that step, and
+// one with deeper parts too has it as its first part.
 type pfStep struct {
 	op     pfOp
 	lit, n int32
@@ -1047,36 +1049,78 @@ type check struct {
 // layOut appends n's subtree to c, in preorder.
 func (c *check) layOut(n *pfNode) {
 	at := len(c.steps)
-	if n.op == pfOr && flat(n) {
-		start := len(c.masks)
-		for _, sub := range n.subs {
-			w := int32(sub.idx >> 6)
-			k := slices.IndexFunc(c.masks[start:], func(m litMask) bool { return m.word == w })
-			if k < 0 {
-				k = len(c.masks) - start
-				c.masks = append(c.masks, litMask{word: w})
-			}
-			c.masks[start+k].bits |= 1 << (sub.idx & 63)
-		}
-		c.steps = append(c.steps, pfStep{op: pfAny, lit: int32(start), n: int32(len(c.masks) - start), end: int32(at + 1)})
+	if n.op != pfAnd && n.op != pfOr {
+		c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx), end: int32(at + 1)})
 		return
 	}
-	c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx)})
-	// The parts of an AND or OR are independent: those that are one step
-	// (a literal or an OR of literals) go first, so that holds settles the
-	// node with them when it can before it walks the deeper parts.
-	subs := slices.Clone(n.subs)
-	slices.SortStableFunc(subs, func(a, b *pfNode) int { return boolInt(!flat(a)) - boolInt(!flat(b)) })
-	for _, sub := range subs {
+	var lits []int
+	var deep []*pfNode
+	for _, sub := range n.subs {
+		if sub.op == pfLit {
+			lits = append(lits, sub.idx)
+		} else {
+			deep = append(deep, sub)
+		}
+	}
+	set := pfEvery
+	if n.op == pfOr {
+		set = pfAny
+	}
+	if len(deep) == 0 { // the node is its literals
+		c.addSet(set, lits)
+		return
+	}
+	c.steps = append(c.steps, pfStep{op: n.op})
+	// The parts of an AND or OR are independent: the literals go first,
+	// then the parts that are one step, so that holds settles the node
+	// with them when it can before it walks the deeper parts. Of those,
+	// an AND tries the ORs of fewest literals first, the likeliest to be
+	// false, and an OR those of most, the likeliest to be true.
+	if len(lits) > 0 {
+		c.addSet(set, lits)
+	}
+	size := func(n *pfNode) int {
+		if n.op == pfOr {
+			return len(n.subs)
+		}
+		return 0
+	}
+	slices.SortStableFunc(deep, func(a, b *pfNode) int {
+		if fa, fb := flat(a), flat(b); fa != fb {
+			return boolInt(!fa) - boolInt(!fb)
+		}
+		if n.op == pfOr {
+			return size(b) - size(a)
+		}
+		return size(a) - size(b)
+	})
+	for _, sub := range deep {
 		c.layOut(sub)
 	}
 	c.steps[at].end = int32(len(c.steps))
 }
 
-// flat reports whether layOut makes n one step: a literal, or an OR of
-// literals alone.
+// addSet appends a step of the given op (pfAny or pfEvery) over the
+// literals lits.
+func (c *check) addSet(op pfOp, lits []int) {
+	start := len(c.masks)
+	for _, l := range lits {
+		w := int32(l >> 6)
+		k := slices.IndexFunc(c.masks[start:], func(m litMask) bool { return m.word == w })
+		if k < 0 {
+			k = len(c.masks) - start
+			c.masks = append(c.masks, litMask{word: w})
+		}
+		c.masks[start+k].bits |= 1 << (l & 63)
+	}
+	at := len(c.steps)
+	c.steps = append(c.steps, pfStep{op: op, lit: int32(start), n: int32(len(c.masks) - start), end: int32(at + 1)})
+}
+
+// flat reports whether layOut makes n one step: a literal, or an AND or
+// an OR of literals alone.
 func flat(n *pfNode) bool {
-	return n.op == pfLit || n.op == pfOr && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit })
+	return n.op == pfLit || (n.op == pfOr || n.op == pfAnd) && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit })
 }
 
 func boolInt(b bool) int {
@@ -1120,6 +1164,13 @@ func (c *check) leaf(n pfStep, present []uint64) bool {
 			}
 		}
 		return false
+	case pfEvery:
+		for _, m := range c.masks[n.lit : n.lit+n.n] {
+			if present[m.word]&m.bits != m.bits {
+				return false
+			}
+		}
+		return true
 	}
 	return true
 }
