@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -83,9 +84,11 @@ type precheck struct {
 	// when there is a normalised view, which the other patterns read.
 	raw *literalSet
 	// leadOf[l] are the branches whose lead set holds literal l;
-	// nbranches is how many branches there are.
+	// nbranches is how many branches there are; plain has the bit of
+	// every branch without a lead set (see scan.live).
 	leadOf    [][]int32
 	nbranches int
+	plain     []uint64
 	// followID numbers the distinct follow sets (keyed by their sorted
 	// literals).
 	followID map[string]int32
@@ -181,6 +184,14 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 			pc.nbranches++
 			for _, l := range b.leads {
 				pc.leadOf[l] = append(pc.leadOf[l], int32(b.id))
+			}
+		}
+	}
+	pc.plain = make([]uint64, (pc.nbranches+63)/64)
+	for i := range pc.patterns {
+		for _, b := range pc.patterns[i].branches {
+			if b.leads == nil {
+				pc.plain[b.id>>6] |= 1 << (b.id & 63)
 			}
 		}
 	}
@@ -505,8 +516,11 @@ type scan struct {
 	// a run of word bytes (runStart), once wordsRead.
 	runBits   []uint64
 	wordsRead bool
-	// live[b] says one of branch b's lead literals occurs in the view.
-	live []bool
+	// live has the bit of every branch that has no lead set or one of
+	// whose lead literals occurs in the view: match tries only those.
+	// A pattern's branches are numbered in a row, so its live ones are
+	// found with a few words of it.
+	live []uint64
 	// startsAt is findStart's buffer.
 	startsAt []int32
 	// followers[id] are where the literals of follow set id occur in the
@@ -664,9 +678,13 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 	if c.MinDigits > 0 && v.digitRun() < c.MinDigits {
 		return 0, 0, false
 	}
-	for i := range c.branches {
-		b := &c.branches[i]
-		if b.leads != nil && !s.live[b.id] || !b.check.holds(0, s.present) {
+	if len(c.branches) == 0 {
+		return 0, 0, false
+	}
+	first := c.branches[0].id // the pattern's branches are numbered first, first+1, ...
+	for id := nextBit(s.live, first, first+len(c.branches)); id >= 0; id = nextBit(s.live, id+1, first+len(c.branches)) {
+		b := &c.branches[id-first]
+		if !b.check.holds(0, s.present) {
 			continue
 		}
 		text := v.lower
@@ -693,6 +711,20 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 		}
 	}
 	return 0, 0, false
+}
+
+// nextBit returns the first bit of set in [from, to), or -1.
+func nextBit(set []uint64, from, to int) int {
+	for from < to {
+		if m := set[from>>6] >> (from & 63); m != 0 {
+			if at := from + bits.TrailingZeros64(m); at < to {
+				return at
+			}
+			return -1
+		}
+		from = from&^63 + 64
+	}
+	return -1
 }
 
 // find looks for a (validated) match of branch b in text[w[0]:w[1]].
@@ -839,12 +871,12 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.positions = slices.Grow(s.positions[:0], len(s.chain))
 	s.forgetFollowers()
 	s.followers = resize(s.followers, len(pc.followID))
-	s.live = resize(s.live, pc.nbranches)
-	clear(s.live)
+	s.live = resize(s.live, len(pc.plain))
+	copy(s.live, pc.plain)
 	for _, l := range s.seen { // every lead literal keeps its positions
 		s.start[l] = 0
 		for _, b := range pc.leadOf[l] {
-			s.live[b] = true
+			s.live[b>>6] |= 1 << (b & 63)
 		}
 	}
 }
