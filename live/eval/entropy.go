@@ -127,9 +127,12 @@ func windowEntropy(text string) (maxH float64, high int) {
 		return round3(shannon(text)), 0
 	}
 	var counts [256]uint8 // a window holds 64 bytes
+	// the tables and the threshold in locals, which the loop keeps in
+	// registers (it reloaded the globals on every byte)
+	up, down, highSum := &entropyUp, &entropyDown, highWindowSum
 	sum := 0.0
 	for _, c := range []byte(text[:entropyWindow]) {
-		sum += entropyUp[counts[c]]
+		sum += up[counts[c]]
 		counts[c]++
 	}
 	minSum := sum
@@ -139,16 +142,16 @@ func windowEntropy(text string) (maxH float64, high int) {
 		if sum < minSum {
 			minSum = sum
 		}
-		if sum <= highWindowSum {
+		if sum <= highSum {
 			high++
 		}
 		if i == len(in) {
 			break
 		}
 		o, n := out[i], in[i]
-		sum += entropyDown[counts[o]]
+		sum += down[counts[o]]
 		counts[o]--
-		sum += entropyUp[counts[n]]
+		sum += up[counts[n]]
 		counts[n]++
 	}
 	if h := logW - minSum/entropyWindow; h > 0 {
@@ -212,26 +215,34 @@ func (s *trigramSet) reset(want int) {
 	s.n, s.zero = 0, false
 }
 
-// add puts k in the set and reports whether it was there already.
+// add puts k in the set and reports whether it was there already. It is
+// small enough to be inlined; the rare cases are addRare's.
 func (s *trigramSet) add(k uint64) (had bool) {
+	if k == 0 || 2*(s.n+1) > len(s.slots) {
+		return s.addRare(k)
+	}
+	mask := uint64(len(s.slots) - 1)
+	i := slotOf(k, mask)
+	for s.slots[i] != k && s.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	if s.slots[i] == k {
+		return true
+	}
+	s.slots[i] = k
+	s.n++
+	return false
+}
+
+// addRare is add of the key 0, which marks an empty slot, and of a key
+// that needs the table to grow first.
+func (s *trigramSet) addRare(k uint64) (had bool) {
 	if k == 0 {
 		had, s.zero = s.zero, true
 		return had
 	}
-	if 2*(s.n+1) > len(s.slots) {
-		s.grow()
-	}
-	mask := uint64(len(s.slots) - 1)
-	for i := slotOf(k, mask); ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case k:
-			return true
-		case 0:
-			s.slots[i] = k
-			s.n++
-			return false
-		}
-	}
+	s.grow()
+	return s.add(k)
 }
 
 // grow doubles the table and puts the entries back.
@@ -266,34 +277,32 @@ const (
 // repetition is the share of word trigrams that occurred earlier in text,
 // and the number of words.
 func repetition(text string) (share float64, words int) {
-	var prev [2]uint64
 	seen := trigramSets.Get().(*trigramSet)
 	seen.reset(len(text) / 4)
-	defer func() {
-		if len(seen.slots) <= 1<<14 { // a set grown by a long text is left to the collector
-			trigramSets.Put(seen)
-		}
-	}()
 	trigrams, repeats := 0, 0
-	for i := 0; i < len(text); {
-		for i < len(text) && !trigramWordBytes[text[i]] {
-			i++
+	var prev0, prev1 uint64 // the hashes of the two words before
+	for i := 0; i < len(text); i++ {
+		if !trigramWordBytes[text[i]] {
+			continue
 		}
-		if i == len(text) {
-			break
-		}
+		// a word, text[i:j]
 		h := uint64(fnvOffset)
-		for ; i < len(text) && trigramWordBytes[text[i]]; i++ {
-			h = (h ^ uint64(text[i])) * fnvPrime
+		j := i
+		for ; j < len(text) && trigramWordBytes[text[j]]; j++ {
+			h = (h ^ uint64(text[j])) * fnvPrime
 		}
 		words++
 		if words >= 3 {
 			trigrams++
-			if seen.add(h ^ prev[1]*31 ^ prev[0]*961) {
+			if seen.add(h ^ prev1*31 ^ prev0*961) {
 				repeats++
 			}
 		}
-		prev[0], prev[1] = prev[1], h
+		prev0, prev1 = prev1, h
+		i = j // text[j] is no word byte (or j is the end): the loop moves past it
+	}
+	if len(seen.slots) <= 1<<14 { // a set grown by a long text is left to the collector
+		trigramSets.Put(seen)
 	}
 	if trigrams == 0 {
 		return 0, words

@@ -254,3 +254,13 @@ func BenchmarkScan(b *testing.B) {
 		})
 	}
 }
+
+// TestExpZero checks what softmax relies on to skip an exponential:
+// math.Exp of +0 and -0 is exactly 1.
+func TestExpZero(t *testing.T) {
+	for _, x := range []float64{0, math.Copysign(0, -1)} {
+		if got := math.Exp(x); got != 1 {
+			t.Errorf("math.Exp(%v) = %v; want exactly 1", x, got)
+		}
+	}
+}
