@@ -815,8 +815,8 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) ||
-				!s.gated(b, text, at, v.regions == nil) || b.lineStart && !startsLine(text, at) {
+			if b.lineStart && !startsLine(text, at) || v.regions != nil && !inRegions(v.regions, at) ||
+				!s.followed(b, text, at) || !s.gated(b, text, at, v.regions == nil) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -886,13 +886,14 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 // the set's word bound of at when it has one.
 func (s *scan) followed(b *branch, text string, at int) bool {
 	for i, set := range b.follows {
-		limit := at + leadSpan
-		if n := b.followWords[i]; n >= 0 {
-			limit = min(limit, s.runStart(text, at, n+1)+1)
-		}
 		pos := s.follower(b.followIDs[i], set)
 		j, _ := slices.BinarySearch(pos, int32(at))
-		if j == len(pos) || int(pos[j]) >= limit {
+		if j == len(pos) || int(pos[j]) >= at+leadSpan {
+			return false
+		}
+		// The word bound, asked only of the first occurrence in the span:
+		// the later ones are further.
+		if n := b.followWords[i]; n >= 0 && int(pos[j]) > s.runStart(text, at, n+1) {
 			return false
 		}
 	}
