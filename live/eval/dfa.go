@@ -60,7 +60,8 @@ type dstate struct {
 	pcs  []uint32
 	prev int8 // a rune of the previous rune's class, for EmptyOpContext (-1 at the start)
 	// next[k] is the state after an ASCII byte of class k: nil when not
-	// yet built, matched when a match ends before or at the byte.
+	// yet built, matched when a match ends before or at the byte, dead
+	// when none can come.
 	next []atomic.Pointer[dstate]
 	// other holds the states after runes beyond ASCII, under the dfa's mu.
 	other map[rune]*dstate
@@ -71,6 +72,10 @@ type dstate struct {
 
 // matched is the sentinel state: a match has been found.
 var matched = &dstate{}
+
+// dead is the sentinel state of an anchored dfa that has no instruction
+// left to follow (and is not at its start): no match can come.
+var dead = &dstate{}
 
 // mayMatch reports whether the expression of d may match text: false
 // only when d knows it does not; always true for a nil d.
@@ -240,8 +245,8 @@ func (d *dfa) closure(s *dstate, next rune) ([]uint32, bool) {
 	return out, false
 }
 
-// step returns the state after rune r from s, or matched, or nil when
-// the budget has no room for it.
+// step returns the state after rune r from s, or matched, or dead, or
+// nil when the budget has no room for it.
 func (d *dfa) step(s *dstate, r rune) *dstate {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -268,7 +273,11 @@ func (d *dfa) step(s *dstate, r rune) *dstate {
 		}
 	}
 	slices.Sort(next)
-	return d.state(slices.Compact(next), class(r))
+	ns := d.state(slices.Compact(next), class(r))
+	if ns != nil && d.anchored && len(ns.pcs) == 0 && ns != d.start {
+		return dead
+	}
+	return ns
 }
 
 // stepOther is step for a rune beyond ASCII, remembered in s.other.
@@ -319,9 +328,6 @@ func (d *dfa) match(text string) (found, known bool) {
 	}
 	s := d.start
 	for i := 0; i < len(text); {
-		if d.anchored && len(s.pcs) == 0 && s != d.start {
-			return false, true
-		}
 		c := text[i]
 		var next *dstate
 		if c < utf8.RuneSelf {
@@ -340,8 +346,11 @@ func (d *dfa) match(text string) (found, known bool) {
 			}
 			i += w
 		}
-		if next == matched {
+		switch next {
+		case matched:
 			return true, true
+		case dead:
+			return false, true
 		}
 		s = next
 	}

@@ -226,11 +226,12 @@ type link struct{ at, prev int32 }
 func (ls *literalSet) scan(text string, from int, f *found) {
 	next, classes, nclass := ls.next, &ls.classes, ls.nclass
 	s := 0
-	for i := from; i < len(text); i++ {
-		n := next[s*nclass+int(classes[text[i]])]
+	rest := text[from:] // indexed from 0, which spares the loop a bounds check
+	for k := range len(rest) {
+		n := next[s*nclass+int(classes[rest[k]])]
 		s = int(n &^ hasOutput)
 		if n&hasOutput != 0 {
-			ls.emit(text, i, s, f)
+			ls.emit(text, from+k, s, f)
 		}
 	}
 }
