@@ -59,6 +59,11 @@ type literalSet struct {
 	// state s (failure links folded in).
 	outputs  []output
 	outStart []int32
+	// endsWord[s] says that every literal ending at state s needs a word
+	// boundary after it: where there is none, emit is done at once.
+	// Whole-word literals of one letter ("a", "i") end at a state reached
+	// at every such letter in the text, mostly inside a word.
+	endsWord []bool
 	nstates  int
 }
 
@@ -154,6 +159,13 @@ func newLiteralSet(keys []string) *literalSet {
 			ls.outputs = append(ls.outputs, o)
 		}
 	}
+	ls.endsWord = make([]bool, ls.nstates)
+	for st, out := range outputs {
+		ls.endsWord[st] = len(out) > 0
+		for _, l := range out {
+			ls.endsWord[st] = ls.endsWord[st] && ls.lits[l].wordEnd
+		}
+	}
 	for i, n := range ls.next {
 		if len(outputs[n]) > 0 {
 			ls.next[i] = n | hasOutput
@@ -225,10 +237,16 @@ func (ls *literalSet) scan(text string, from int, f *found) {
 // state s. It is apart from scan so that scan's loop keeps its few
 // variables in registers.
 func (ls *literalSet) emit(text string, i, s int, f *found) {
+	// Every literal ends at text[i]: a word boundary after it holds for
+	// all of them or for none.
+	endOK := wordBytes[text[i]] != (i+1 < len(text) && wordBytes[text[i+1]])
+	if !endOK && ls.endsWord[s] {
+		return
+	}
 	for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
 		start := i + 1 - int(o.length)
-		if o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] ||
-			o.flags&outWordEnd != 0 && wordBytes[text[i]] == (i+1 < len(text) && wordBytes[text[i+1]]) {
+		if o.flags&outWordEnd != 0 && !endOK ||
+			o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] {
 			continue
 		}
 		c := f.counts[o.lit]

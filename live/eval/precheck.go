@@ -501,12 +501,10 @@ type scan struct {
 	positions []int32
 	start     []int32
 	windows   [][2]int
-	// wordStarts are where the current view's word runs start, and
-	// wordRank[i] how many of them are at or before byte i (runStart),
-	// once wordsRead.
-	wordStarts []int32
-	wordRank   []int32
-	wordsRead  bool
+	// runBits has the bit of every byte of the current view that starts
+	// a run of word bytes (runStart), once wordsRead.
+	runBits   []uint64
+	wordsRead bool
 	// live[b] says one of branch b's lead literals occurs in the view.
 	live []bool
 	// startsAt is findStart's buffer.
@@ -529,7 +527,7 @@ func (s *scan) reset() {
 	*s = scan{views: s.views[:0], hits: s.hits[:0],
 		found:     found{counts: s.counts[:0], present: s.present[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
 		positions: s.positions[:0], start: s.start[:0], windows: s.windows[:0],
-		wordStarts: s.wordStarts[:0], wordRank: s.wordRank[:0], live: s.live[:0], startsAt: s.startsAt[:0],
+		runBits: s.runBits[:0], live: s.live[:0], startsAt: s.startsAt[:0],
 		followers: s.followers[:0], followerIDs: s.followerIDs[:0], followerBuf: s.followerBuf[:0]}
 }
 
@@ -915,51 +913,6 @@ func (s *scan) follower(id int32, set []int) []int32 {
 	s.followers[id] = pos
 	s.followerIDs = append(s.followerIDs, id)
 	return pos
-}
-
-// runStart returns where the nth run of word bytes (ASCII letters, digits
-// and '_', as \w reads them) of text[at:] starts, or the end of at's
-// window (leadSpan bytes) when there are fewer in it: a string that
-// starts at at and holds no more than n-1 runs ends there at the latest.
-// text is the current view's text or its lowered twin, whose runs are the
-// same: they are found once per view (wordStarts).
-func (s *scan) runStart(text string, at, n int) int {
-	if !s.wordsRead {
-		s.wordRank = resize(s.wordRank, len(text))
-		s.wordStarts = wordStarts(text, s.wordStarts[:0], s.wordRank)
-		s.wordsRead = true
-	}
-	end := min(len(text), at+leadSpan)
-	if isWordByte(text[at]) { // text[at:] starts with a run, whether or not text does there
-		if n == 1 {
-			return at
-		}
-		n--
-	}
-	if j := int(s.wordRank[at]) + n - 1; j < len(s.wordStarts) && int(s.wordStarts[j]) < end {
-		return int(s.wordStarts[j])
-	}
-	return end
-}
-
-// wordStarts appends to starts where each run of word bytes of text
-// starts, and sets rank[i] (len(text) of them) to how many runs start at
-// or before byte i.
-func wordStarts(text string, starts, rank []int32) []int32 {
-	rank = rank[:len(text)]
-	starts = slices.Grow(starts, len(text)/2+1) // a run and a byte between runs take two
-	at := starts[len(starts) : len(starts)+len(text)/2+1]
-	n, in := 0, false
-	for i := range len(text) {
-		w := wordBytes[text[i]]
-		if w && !in {
-			at[n] = int32(i)
-			n++
-		}
-		in = w
-		rank[i] = int32(len(starts) + n)
-	}
-	return starts[:len(starts)+n]
 }
 
 // sameSet reports whether a and b hold the same indices.

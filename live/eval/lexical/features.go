@@ -73,22 +73,31 @@ type sink interface {
 	add(h uint64, kind byte, b []byte) uint32
 }
 
-// token is one word, pair or prefix feature: its hash, its kind and its
-// text, sq[from:to] of the reader that read it.
+// token is one word, pair or prefix feature: its hash, its kind and
+// where its text is in the text read: text[from:to] squashed (for a pair,
+// the run of other bytes between its words read as one space).
 type token struct {
 	hash     uint64
 	from, to int32
 	kind     byte
 }
 
+// segment is one segment of the text read: its bytes [start, end) in the
+// text, and the end of its features in the reader's toks, which start
+// where the previous segment's end.
+type segment struct{ start, end, toks int }
+
 // reader reads a text's segments and their features in one pass. It is
 // reused from text to text.
 type reader struct {
-	sq   []byte   // the words of the text, lowered, each followed by a space
-	segs [][2]int // every segment's [start, end) in the text
-	toks []token  // the features of every segment, segment after segment
-	ends []int    // segment i's features are toks[ends[i-1]:ends[i]]
+	text string    // the text read
+	segs []segment // every segment, in order
+	toks []token   // the features of every segment, segment after segment
+	buf  []byte    // featureText's result
 }
+
+// prefixSeed is the hash of a prefix feature before its first byte.
+var prefixSeed = hashOf(kindPrefix, nil)
 
 // read cuts text into segments at . ! ? ; and line breaks (the delimiter
 // ends its segment), at most max of them, the last taking the rest, and
@@ -97,72 +106,114 @@ type reader struct {
 // its first prefixLen bytes when it is longer, and, after the segment's
 // first word, the previous word and it with one space between.
 func (r *reader) read(text string, max int) {
-	sq, toks := r.sq[:0], r.toks[:0]
-	r.segs, r.ends = r.segs[:0], r.ends[:0]
-	start := 0 // of the segment in text
-	prev := -1 // start in sq of the segment's previous word
+	r.text = text
+	// A word takes at least two bytes of text, itself and the byte that
+	// ends it (or the end of the text), and makes at most three features.
+	toks := grow(r.toks, 3*(len(text)/2+1))
+	segs := grow(r.segs, max)
+	nt, ns := 0, 0 // tokens and segments so far
+	for start := 0; start < len(text); {
+		classes := &cutting
+		if ns == max-1 {
+			classes = &squashed // the last segment takes the rest
+		}
+		var end int
+		end, nt = readSegment(text, start, classes, toks, nt)
+		segs[ns] = segment{start, end, nt}
+		ns++
+		start = end
+	}
+	r.toks, r.segs = toks[:nt], segs[:ns]
+}
+
+// cutting is squashed, but with 1 for the bytes that end a segment.
+var cutting = func() [256]byte {
+	t := squashed
+	for _, c := range []byte(".!?;\n") {
+		t[c] = 1
+	}
+	return t
+}()
+
+// readSegment reads the features of the segment of text that starts at
+// start, into toks from nt on, and returns where the next segment starts
+// and the new nt. The segment ends after the first byte whose class is 1
+// (see cutting), or with the text. The classes of the other bytes are
+// their squashed forms (0 for those between words).
+//
+// It writes into toks by index, never by append, and keeps no more state
+// than the registers hold: with a call to grow a slice inside the loop,
+// or the state of the whole text's reading in it, the compiler kept the
+// loop's state in memory, which doubled the instructions per byte.
+func readSegment(text string, start int, classes *[256]byte, toks []token, nt int) (end, n int) {
+	prev := -1 // start of the segment's previous word, -1 for none
 	var prevHash uint64
-	for i := 0; i < len(text); i++ {
-		if squashed[text[i]] != 0 {
-			// a word: its hash and its pair's, one byte at a time
-			from := len(sq)
-			h, ph := wordSeed, (prevHash^' ')*fnvPrime
-			for ; i < len(text); i++ {
-				x := squashed[text[i]]
-				if x == 0 {
-					break
-				}
-				sq = append(sq, x)
-				h = (h ^ uint64(x)) * fnvPrime
-				ph = (ph ^ uint64(x)) * fnvPrime
+	for i := start; i < len(text); i++ {
+		x := classes[text[i]]
+		if x <= 1 {
+			if x == 1 {
+				return i + 1, nt
 			}
-			toks = appendWord(toks, sq, from, prev, h, ph)
-			sq = append(sq, ' ')
-			prev, prevHash = from, h
-			if i == len(text) {
+			continue
+		}
+		// a word, text[i:j]: its hash and its pair's, one byte at a time
+		h, ph := wordSeed, (prevHash^' ')*fnvPrime
+		j := i
+		for {
+			h = (h ^ uint64(x)) * fnvPrime
+			ph = (ph ^ uint64(x)) * fnvPrime
+			if j++; j == len(text) {
+				break
+			}
+			if x = classes[text[j]]; x <= 1 {
 				break
 			}
 		}
-		switch text[i] {
-		case '.', '!', '?', ';', '\n':
-			if len(r.segs) < max-1 {
-				r.segs = append(r.segs, [2]int{start, i + 1})
-				r.ends = append(r.ends, len(toks))
-				start, prev = i+1, -1
-			}
+		toks[nt] = token{hash: h, from: int32(i), to: int32(j), kind: kindWord}
+		nt++
+		if j-i > prefixLen {
+			w := text[i : i+prefixLen] // unrolled: a loop here spilled registers
+			p := (prefixSeed ^ uint64(classes[w[0]])) * fnvPrime
+			p = (p ^ uint64(classes[w[1]])) * fnvPrime
+			p = (p ^ uint64(classes[w[2]])) * fnvPrime
+			p = (p ^ uint64(classes[w[3]])) * fnvPrime
+			toks[nt] = token{hash: p, from: int32(i), to: int32(i + prefixLen), kind: kindPrefix}
+			nt++
 		}
+		if prev >= 0 {
+			toks[nt] = token{hash: ph, from: int32(prev), to: int32(j), kind: kindWord}
+			nt++
+		}
+		prev, prevHash = i, h
+		i = j - 1 // the loop moves on to the byte that ended the word
 	}
-	if start < len(text) {
-		r.segs = append(r.segs, [2]int{start, len(text)})
-		r.ends = append(r.ends, len(toks))
-	}
-	r.sq, r.toks = sq, toks
+	return len(text), nt
 }
 
-// appendWord appends the features of the word sq[from:], whose hash is h:
-// the word, its prefix when it is longer than prefixLen, and the pair of
-// the previous word starting at prev (-1 for none) and it, whose hash is
-// ph.
-func appendWord(toks []token, sq []byte, from, prev int, h, ph uint64) []token {
-	to := len(sq)
-	toks = append(toks, token{hash: h, from: int32(from), to: int32(to), kind: kindWord})
-	if to-from > prefixLen {
-		p := sq[from : from+prefixLen]
-		toks = append(toks, token{hash: hashOf(kindPrefix, p), from: int32(from), to: int32(from + prefixLen), kind: kindPrefix})
+// grow returns s at length n, reusing its array when it is long enough
+// (its contents are to be overwritten).
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
 	}
-	if prev >= 0 {
-		toks = append(toks, token{hash: ph, from: int32(prev), to: int32(to), kind: kindWord})
-	}
-	return toks
+	return s[:n]
 }
 
 // segment returns the features of segment i.
 func (r *reader) segment(i int) []token {
 	from := 0
 	if i > 0 {
-		from = r.ends[i-1]
+		from = r.segs[i-1].toks
 	}
-	return r.toks[from:r.ends[i]]
+	return r.toks[from:r.segs[i].toks]
+}
+
+// featureText returns the text of feature t, as its hash reads it: the
+// squashed words, one space between a pair's. It stays valid until the
+// next call.
+func (r *reader) featureText(t token) []byte {
+	r.buf = squash(r.buf[:0], r.text[t.from:t.to]) // a space, the words, a space
+	return r.buf[1 : len(r.buf)-1]
 }
 
 // tokens collects the class and pair features emit hands it.
@@ -180,7 +231,7 @@ func walk[S sink](r *reader, i int, s S, lx *Lexicon) int {
 	toks := r.segment(i)
 	var bits uint32
 	for _, t := range toks {
-		if b := s.add(t.hash, t.kind, r.sq[t.from:t.to]); t.kind == kindWord {
+		if b := s.add(t.hash, t.kind, r.featureText(t)); t.kind == kindWord {
 			bits |= b
 		}
 	}

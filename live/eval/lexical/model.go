@@ -132,20 +132,6 @@ func nonzero(h uint64) uint64 {
 	return h
 }
 
-// row returns the feature index of hash h, or -1, and its lexicon
-// classes.
-func (m *Model) row(h uint64) (int32, uint32) {
-	h = nonzero(h)
-	for at := h & m.mask; ; at = (at + 1) & m.mask {
-		switch sl := &m.slots[at]; sl.key {
-		case h:
-			return sl.row, sl.bits
-		case 0:
-			return -1, 0
-		}
-	}
-}
-
 // Parse reads a weights file (see WriteTo).
 func Parse(r io.Reader) (*Model, error) {
 	m := &Model{}
@@ -384,9 +370,9 @@ func (m *Model) ThresholdOf(class int) float64 {
 // scratch is one scan's reusable memory.
 type scratch struct {
 	rd     reader
-	extra  tokens    // a segment's class and pair features
-	sums   []float64 // per segment and attack class
-	counts []int     // per segment: features
+	extra  tokens                // a segment's class and pair features
+	sums   [][MaxClasses]float64 // per segment and attack class (0 past the model's classes)
+	counts []int                 // per segment: features
 }
 
 // accumulate adds to sum the weights of the features toks, in order, and
@@ -396,15 +382,26 @@ func (m *Model) accumulate(sum *[MaxClasses]float64, toks []token) uint32 {
 	// one variable per attack class keeps the sums in registers; a model
 	// has at most MaxClasses-1 attack classes, the others add zeros
 	s0, s1, s2, s3, s4, s5, s6 := sum[0], sum[1], sum[2], sum[3], sum[4], sum[5], sum[6]
+	// the table in locals, which the loop keeps in registers
+	slots, mask, wide := m.slots, m.mask, m.wide
 	for _, t := range toks {
-		r, b := m.row(t.hash)
-		if t.kind == kindWord {
-			bits |= b
+		// the slot of t: open addressing, as index placed the keys
+		h := nonzero(t.hash)
+		at := h & mask
+		for slots[at].key != h && slots[at].key != 0 {
+			at = (at + 1) & mask
 		}
-		if r < 0 {
+		sl := &slots[at]
+		if sl.key == 0 {
+			continue // not a feature, nor a lexicon entry
+		}
+		if t.kind == kindWord {
+			bits |= sl.bits
+		}
+		if sl.row < 0 {
 			continue
 		}
-		w := &m.wide[r]
+		w := &wide[sl.row]
 		s0 += float64(w[0])
 		s1 += float64(w[1])
 		s2 += float64(w[2])
@@ -428,7 +425,7 @@ func (m *Model) Scan(text string) Result {
 	s.rd.read(text, maxSegments)
 	segs := s.rd.segs
 	ns := len(segs)
-	s.sums = resize(s.sums, ns*k)
+	s.sums = resize(s.sums, ns)
 	s.counts = resize(s.counts, ns)
 	for i := range ns {
 		// walk, written for speed
@@ -440,7 +437,7 @@ func (m *Model) Scan(text string) Result {
 			n += emit(m.Lexicon, bits, &s.extra)
 			m.accumulate(&sum, s.extra)
 		}
-		copy(s.sums[i*k:(i+1)*k], sum[:k])
+		s.sums[i] = sum
 		s.counts[i] = n
 	}
 	var r Result
@@ -454,11 +451,9 @@ func (m *Model) Scan(text string) Result {
 		lim[c] = math.Inf(-1)
 	}
 	// score rates the window of segments [from, to), whose n features'
-	// weights add up to sums.
+	// weights add up to sums; n is at least minWindow, or the window is
+	// the whole text and n is not 0.
 	score := func(from, to, n int) {
-		if n == 0 || n < minWindow && !(from == 0 && to == ns) {
-			return
-		}
 		q := 1 / math.Sqrt(float64(n))
 		top := math.Inf(-1)
 		decided := true
@@ -474,7 +469,7 @@ func (m *Model) Scan(text string) Result {
 		p0, best, sum := softmax(logits[:k])
 		if attack := 1 - p0; attack > r.Attack || r.Class == 0 {
 			r.Attack, r.Class = attack, best+1
-			r.Start, r.End = segs[from][0], segs[to-1][1]
+			r.Start, r.End = segs[from].start, segs[to-1].end
 			limAttack = attackBound(attack, k)
 		}
 		for c := range k {
@@ -486,15 +481,22 @@ func (m *Model) Scan(text string) Result {
 	}
 	// Each window grows from its first segment one segment at a time,
 	// adding that segment's features and weights to the running totals.
+	// A window that adds a segment without features to the one scored
+	// just before it has the same n and sums (they are +0, as sums start
+	// at +0, which a sum of weights never turns into -0), so its scores
+	// are the same and can change nothing in r: it is skipped. Texts cut
+	// into lines have many empty segments.
 	window := func(from, to int) {
-		clear(sums[:k])
+		sums = [MaxClasses]float64{}
 		n := 0
+		short := to-from <= maxSpan // every prefix is scored, not only the whole
 		for i := from; i < to; i++ {
-			n += s.counts[i]
-			for c, w := range s.sums[i*k : (i+1)*k] {
-				sums[c] += w
+			if short && i > from && s.counts[i] == 0 && n >= minWindow {
+				continue
 			}
-			if to-from <= maxSpan || i == to-1 {
+			n += s.counts[i]
+			addRow(&sums, &s.sums[i])
+			if (short || i == to-1) && (n >= minWindow || n > 0 && from == 0 && i == ns-1) {
 				score(from, i+1, n)
 			}
 		}
@@ -506,6 +508,19 @@ func (m *Model) Scan(text string) Result {
 		window(0, ns)
 	}
 	return r
+}
+
+// addRow adds row to sums, class by class. Every class, also those past
+// the model's, which are 0 in both: a loop over the model's classes
+// costs more than the adds it saves.
+func addRow(sums, row *[MaxClasses]float64) {
+	sums[0] += row[0]
+	sums[1] += row[1]
+	sums[2] += row[2]
+	sums[3] += row[3]
+	sums[4] += row[4]
+	sums[5] += row[5]
+	sums[6] += row[6]
 }
 
 // Bounds that let Scan skip a window's softmax without changing its
@@ -546,11 +561,20 @@ func softmax(z []float64) (p0 float64, best int, sum float64) {
 		}
 		top = max(top, x)
 	}
-	e0 := math.Exp(-top)
+	// the largest logit's exponential is exp(0) = 1 (TestExpZero), and
+	// the benign one's too when no attack logit is over 0: one exp saved
+	e0 := 1.0
+	if top != 0 {
+		e0 = math.Exp(-top)
+	}
 	sum = e0
 	for c, x := range z {
-		z[c] = math.Exp(x - top)
-		sum += z[c]
+		e := 1.0
+		if x != top {
+			e = math.Exp(x - top)
+		}
+		z[c] = e
+		sum += e
 	}
 	return e0 / sum, best, sum
 }

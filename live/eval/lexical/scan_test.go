@@ -149,7 +149,7 @@ func referenceScanWith(m *Model, rows map[uint64]int, text string) Result {
 // dev split, each also upper-cased and with its spaces as line breaks, and
 // random texts of words, delimiters, punctuation and non-ASCII bytes, some
 // with more segments than Scan keeps.
-func scanTexts(t *testing.T) []string {
+func scanTexts(t testing.TB) []string {
 	var out []string
 	f, err := os.Open("../testdata/corpus/dev.jsonl")
 	if err != nil {
@@ -228,4 +228,39 @@ func FuzzScanMatchesReference(f *testing.F) {
 			t.Errorf("Scan(%q) = %+v; want %+v", text, got, want)
 		}
 	})
+}
+
+// BenchmarkScan measures Scan on 2 KB texts: prose, and the dev split's
+// texts joined and cut to 2 KB.
+func BenchmarkScan(b *testing.B) {
+	m := committedModel(b)
+	prose := strings.Repeat("The quarterly review covers the migration of the billing service to the new cluster. "+
+		"Latency dropped by a third after the cache was moved closer to the database; the error budget held. ", 12)[:2048]
+	var dense []string
+	var buf []byte
+	for _, s := range scanTexts(b)[:600] {
+		if buf = append(append(buf, s...), "\n\n"...); len(buf) >= 2048 {
+			dense, buf = append(dense, strings.ToLower(string(buf[:2048]))), buf[:0]
+		}
+	}
+	for name, texts := range map[string][]string{"prose": {strings.ToLower(prose)}, "dense": dense} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				m.Scan(texts[i%len(texts)])
+				i++
+			}
+		})
+	}
+}
+
+// TestExpZero checks what softmax relies on to skip an exponential:
+// math.Exp of +0 and -0 is exactly 1.
+func TestExpZero(t *testing.T) {
+	for _, x := range []float64{0, math.Copysign(0, -1)} {
+		if got := math.Exp(x); got != 1 {
+			t.Errorf("math.Exp(%v) = %v; want exactly 1", x, got)
+		}
+	}
 }
