@@ -80,12 +80,9 @@ func analyse(text string, homoglyphWords, limit int) EntropyReport {
 		text, r.Status = text[:limit], EnginePartial
 	}
 	r.BytesAnalysed = len(text)
-	var counts [256]int
-	for i := 0; i < len(text); i++ {
-		counts[text[i]]++
-	}
+	var counts [256]int // the text's byte histogram, which windowEntropy counts
+	r.MaxWindowEntropy, r.HighEntropyWindows = windowEntropy(text, &counts)
 	r.Entropy = round3(entropyOf(&counts, len(text)))
-	r.MaxWindowEntropy, r.HighEntropyWindows = windowEntropy(text)
 	r.CompressionRatio = round3(compressionRatio(text))
 	words := 0
 	r.Repetition, words = repetition(text)
@@ -121,9 +118,14 @@ const logW = 6 // log2(entropyWindow)
 
 // windowEntropy slides a 64-byte window over text, one byte at a time,
 // keeping Σ c·log2 c up to date, and returns the highest entropy and how
-// many positions were above highEntropy.
-func windowEntropy(text string) (maxH float64, high int) {
+// many positions were above highEntropy. It adds the text's bytes to
+// bytes on the way: its loop waits on the float sum, and counts them in
+// that wait for free.
+func windowEntropy(text string, bytes *[256]int) (maxH float64, high int) {
 	if len(text) < entropyWindow {
+		for i := 0; i < len(text); i++ {
+			bytes[text[i]]++
+		}
 		return round3(shannon(text)), 0
 	}
 	var counts [256]uint8 // a window holds 64 bytes
@@ -134,6 +136,7 @@ func windowEntropy(text string) (maxH float64, high int) {
 	for _, c := range []byte(text[:entropyWindow]) {
 		sum += up[counts[c]]
 		counts[c]++
+		bytes[c]++
 	}
 	minSum := sum
 	in := text[entropyWindow:]
@@ -153,6 +156,7 @@ func windowEntropy(text string) (maxH float64, high int) {
 		counts[o]--
 		sum += up[counts[n]]
 		counts[n]++
+		bytes[n]++
 	}
 	if h := logW - minSum/entropyWindow; h > 0 {
 		maxH = h
