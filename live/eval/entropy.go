@@ -80,12 +80,9 @@ func analyse(text string, homoglyphWords, limit int) EntropyReport {
 		text, r.Status = text[:limit], EnginePartial
 	}
 	r.BytesAnalysed = len(text)
-	var counts [256]int
-	for i := 0; i < len(text); i++ {
-		counts[text[i]]++
-	}
+	var counts [256]int // the text's byte histogram, which windowEntropy counts
+	r.MaxWindowEntropy, r.HighEntropyWindows = windowEntropy(text, &counts)
 	r.Entropy = round3(entropyOf(&counts, len(text)))
-	r.MaxWindowEntropy, r.HighEntropyWindows = windowEntropy(text)
 	r.CompressionRatio = round3(compressionRatio(text))
 	words := 0
 	r.Repetition, words = repetition(text)
@@ -121,16 +118,25 @@ const logW = 6 // log2(entropyWindow)
 
 // windowEntropy slides a 64-byte window over text, one byte at a time,
 // keeping Σ c·log2 c up to date, and returns the highest entropy and how
-// many positions were above highEntropy.
-func windowEntropy(text string) (maxH float64, high int) {
+// many positions were above highEntropy. It adds the text's bytes to
+// bytes on the way: its loop waits on the float sum, and counts them in
+// that wait for free.
+func windowEntropy(text string, bytes *[256]int) (maxH float64, high int) {
 	if len(text) < entropyWindow {
+		for i := 0; i < len(text); i++ {
+			bytes[text[i]]++
+		}
 		return round3(shannon(text)), 0
 	}
 	var counts [256]uint8 // a window holds 64 bytes
+	// the tables and the threshold in locals, which the loop keeps in
+	// registers (it reloaded the globals on every byte)
+	up, down, highSum := &entropyUp, &entropyDown, highWindowSum
 	sum := 0.0
 	for _, c := range []byte(text[:entropyWindow]) {
-		sum += entropyUp[counts[c]]
+		sum += up[counts[c]]
 		counts[c]++
+		bytes[c]++
 	}
 	minSum := sum
 	in := text[entropyWindow:]
@@ -139,17 +145,18 @@ func windowEntropy(text string) (maxH float64, high int) {
 		if sum < minSum {
 			minSum = sum
 		}
-		if sum <= highWindowSum {
+		if sum <= highSum {
 			high++
 		}
 		if i == len(in) {
 			break
 		}
 		o, n := out[i], in[i]
-		sum += entropyDown[counts[o]]
+		sum += down[counts[o]]
 		counts[o]--
-		sum += entropyUp[counts[n]]
+		sum += up[counts[n]]
 		counts[n]++
+		bytes[n]++
 	}
 	if h := logW - minSum/entropyWindow; h > 0 {
 		maxH = h
@@ -191,7 +198,8 @@ func compressionRatio(text string) float64 {
 type trigramSet struct {
 	slots []uint64 // a power of two long, at most half full; 0 is empty
 	n     int
-	zero  bool // whether 0, which marks an empty slot, is in the set
+	zero  bool     // whether 0, which marks an empty slot, is in the set
+	keys  []uint64 // repetition's trigrams, kept with the set for reuse
 }
 
 // trigramSets reuses trigramSets.
@@ -212,26 +220,60 @@ func (s *trigramSet) reset(want int) {
 	s.n, s.zero = 0, false
 }
 
-// add puts k in the set and reports whether it was there already.
+// addAll puts keys in the set, one after the other, and returns how many
+// were there already when put.
+func (s *trigramSet) addAll(keys []uint64) (had int) {
+	for _, k := range keys {
+		if k == 0 || 2*(s.n+1) > len(s.slots) {
+			if s.add(k) {
+				had++
+			}
+			continue
+		}
+		// add, written out for the common case
+		mask := uint64(len(s.slots) - 1)
+		i := slotOf(k, mask)
+		for s.slots[i] != k && s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		if s.slots[i] == k {
+			had++
+			continue
+		}
+		s.slots[i] = k
+		s.n++
+	}
+	return had
+}
+
+// add puts k in the set and reports whether it was there already. It is
+// small enough to be inlined; the rare cases are addRare's.
 func (s *trigramSet) add(k uint64) (had bool) {
+	if k == 0 || 2*(s.n+1) > len(s.slots) {
+		return s.addRare(k)
+	}
+	mask := uint64(len(s.slots) - 1)
+	i := slotOf(k, mask)
+	for s.slots[i] != k && s.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	if s.slots[i] == k {
+		return true
+	}
+	s.slots[i] = k
+	s.n++
+	return false
+}
+
+// addRare is add of the key 0, which marks an empty slot, and of a key
+// that needs the table to grow first.
+func (s *trigramSet) addRare(k uint64) (had bool) {
 	if k == 0 {
 		had, s.zero = s.zero, true
 		return had
 	}
-	if 2*(s.n+1) > len(s.slots) {
-		s.grow()
-	}
-	mask := uint64(len(s.slots) - 1)
-	for i := slotOf(k, mask); ; i = (i + 1) & mask {
-		switch s.slots[i] {
-		case k:
-			return true
-		case 0:
-			s.slots[i] = k
-			s.n++
-			return false
-		}
-	}
+	s.grow()
+	return s.add(k)
 }
 
 // grow doubles the table and puts the entries back.
@@ -264,41 +306,48 @@ const (
 )
 
 // repetition is the share of word trigrams that occurred earlier in text,
-// and the number of words.
+// and the number of words. It hashes the trigrams in one loop and puts
+// them in the set in another: the set's calls in the word loop made the
+// compiler keep that loop's state in memory.
 func repetition(text string) (share float64, words int) {
-	var prev [2]uint64
 	seen := trigramSets.Get().(*trigramSet)
-	seen.reset(len(text) / 4)
-	defer func() {
-		if len(seen.slots) <= 1<<14 { // a set grown by a long text is left to the collector
-			trigramSets.Put(seen)
+	// a word and the byte after it are two bytes or more: room for every
+	// trigram, written by index (an append's call would spill too)
+	keys := seen.keys
+	if need := len(text)/2 + 1; cap(keys) < need {
+		keys = make([]uint64, need)
+	}
+	keys = keys[:cap(keys)]
+	n := 0
+	var prev0, prev1 uint64 // the hashes of the two words before
+	for i := 0; i < len(text); i++ {
+		if !trigramWordBytes[text[i]] {
+			continue
 		}
-	}()
-	trigrams, repeats := 0, 0
-	for i := 0; i < len(text); {
-		for i < len(text) && !trigramWordBytes[text[i]] {
-			i++
-		}
-		if i == len(text) {
-			break
-		}
+		// a word, text[i:j]
 		h := uint64(fnvOffset)
-		for ; i < len(text) && trigramWordBytes[text[i]]; i++ {
-			h = (h ^ uint64(text[i])) * fnvPrime
+		j := i
+		for ; j < len(text) && trigramWordBytes[text[j]]; j++ {
+			h = (h ^ uint64(text[j])) * fnvPrime
 		}
 		words++
 		if words >= 3 {
-			trigrams++
-			if seen.add(h ^ prev[1]*31 ^ prev[0]*961) {
-				repeats++
-			}
+			keys[n] = h ^ prev1*31 ^ prev0*961
+			n++
 		}
-		prev[0], prev[1] = prev[1], h
+		prev0, prev1 = prev1, h
+		i = j // text[j] is no word byte (or j is the end): the loop moves past it
 	}
-	if trigrams == 0 {
+	seen.reset(len(text) / 4)
+	repeats := seen.addAll(keys[:n])
+	if len(seen.slots) <= 1<<14 { // a set grown by a long text is left to the collector
+		seen.keys = keys
+		trigramSets.Put(seen)
+	}
+	if n == 0 {
 		return 0, words
 	}
-	return round3(float64(repeats) / float64(trigrams)), words
+	return round3(float64(repeats) / float64(n)), words
 }
 
 // trigramWordBytes marks the bytes of repetition's words: ASCII letters

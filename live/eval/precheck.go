@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math/bits"
 	"regexp"
 	"regexp/syntax"
 	"runtime"
@@ -83,9 +84,11 @@ type precheck struct {
 	// when there is a normalised view, which the other patterns read.
 	raw *literalSet
 	// leadOf[l] are the branches whose lead set holds literal l;
-	// nbranches is how many branches there are.
+	// nbranches is how many branches there are; plain has the bit of
+	// every branch without a lead set (see scan.live).
 	leadOf    [][]int32
 	nbranches int
+	plain     []uint64
 	// followID numbers the distinct follow sets (keyed by their sorted
 	// literals).
 	followID map[string]int32
@@ -181,6 +184,14 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 			pc.nbranches++
 			for _, l := range b.leads {
 				pc.leadOf[l] = append(pc.leadOf[l], int32(b.id))
+			}
+		}
+	}
+	pc.plain = make([]uint64, (pc.nbranches+63)/64)
+	for i := range pc.patterns {
+		for _, b := range pc.patterns[i].branches {
+			if b.leads == nil {
+				pc.plain[b.id>>6] |= 1 << (b.id & 63)
 			}
 		}
 	}
@@ -505,8 +516,11 @@ type scan struct {
 	// a run of word bytes (runStart), once wordsRead.
 	runBits   []uint64
 	wordsRead bool
-	// live[b] says one of branch b's lead literals occurs in the view.
-	live []bool
+	// live has the bit of every branch that has no lead set or one of
+	// whose lead literals occurs in the view: match tries only those.
+	// A pattern's branches are numbered in a row, so its live ones are
+	// found with a few words of it.
+	live []uint64
 	// startsAt is findStart's buffer.
 	startsAt []int32
 	// followers[id] are where the literals of follow set id occur in the
@@ -664,9 +678,13 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 	if c.MinDigits > 0 && v.digitRun() < c.MinDigits {
 		return 0, 0, false
 	}
-	for i := range c.branches {
-		b := &c.branches[i]
-		if b.leads != nil && !s.live[b.id] || !b.check.holds(0, s.present) {
+	if len(c.branches) == 0 {
+		return 0, 0, false
+	}
+	first := c.branches[0].id // the pattern's branches are numbered first, first+1, ...
+	for id := nextBit(s.live, first, first+len(c.branches)); id >= 0; id = nextBit(s.live, id+1, first+len(c.branches)) {
+		b := &c.branches[id-first]
+		if !b.check.holds(0, s.present) {
 			continue
 		}
 		text := v.lower
@@ -693,6 +711,20 @@ func (pc *precheck) match(c *compiled, s *scan, v *view) (offset, length int, ok
 		}
 	}
 	return 0, 0, false
+}
+
+// nextBit returns the first bit of set in [from, to), or -1.
+func nextBit(set []uint64, from, to int) int {
+	for from < to {
+		if m := set[from>>6] >> (from & 63); m != 0 {
+			if at := from + bits.TrailingZeros64(m); at < to {
+				return at
+			}
+			return -1
+		}
+		from = from&^63 + 64
+	}
+	return -1
 }
 
 // find looks for a (validated) match of branch b in text[w[0]:w[1]].
@@ -783,8 +815,8 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if v.regions != nil && !inRegions(v.regions, at) || !s.followed(b, text, at) ||
-				!s.gated(b, text, at, v.regions == nil) || b.lineStart && !startsLine(text, at) {
+			if b.lineStart && !startsLine(text, at) || v.regions != nil && !inRegions(v.regions, at) ||
+				!s.followed(b, text, at) || !s.gated(b, text, at, v.regions == nil) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -839,12 +871,12 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	s.positions = slices.Grow(s.positions[:0], len(s.chain))
 	s.forgetFollowers()
 	s.followers = resize(s.followers, len(pc.followID))
-	s.live = resize(s.live, pc.nbranches)
-	clear(s.live)
+	s.live = resize(s.live, len(pc.plain))
+	copy(s.live, pc.plain)
 	for _, l := range s.seen { // every lead literal keeps its positions
 		s.start[l] = 0
 		for _, b := range pc.leadOf[l] {
-			s.live[b] = true
+			s.live[b>>6] |= 1 << (b & 63)
 		}
 	}
 }
@@ -854,13 +886,14 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 // the set's word bound of at when it has one.
 func (s *scan) followed(b *branch, text string, at int) bool {
 	for i, set := range b.follows {
-		limit := at + leadSpan
-		if n := b.followWords[i]; n >= 0 {
-			limit = min(limit, s.runStart(text, at, n+1)+1)
-		}
 		pos := s.follower(b.followIDs[i], set)
 		j, _ := slices.BinarySearch(pos, int32(at))
-		if j == len(pos) || int(pos[j]) >= limit {
+		if j == len(pos) || int(pos[j]) >= at+leadSpan {
+			return false
+		}
+		// The word bound, asked only of the first occurrence in the span:
+		// the later ones are further.
+		if n := b.followWords[i]; n >= 0 && int(pos[j]) > s.runStart(text, at, n+1) {
 			return false
 		}
 	}
@@ -1023,8 +1056,10 @@ func (v *view) digitWindow(r *digitSpan) [2]int {
 }
 
 // pfStep is a prefilter node laid out in preorder: its subtree ends
-// before end; a literal's index is lit. An OR of literals alone is one
-// step (pfAny), whose literals are the bits of masks[lit:lit+n].
+// before end; a literal's index is lit. The literals of an AND or an OR
+// are one step (pfEvery, pfAny) whose literals are the bits of
+// masks[lit:lit+n]: an AND or an OR of literals alone is that step, and
+// one with deeper parts too has it as its first part.
 type pfStep struct {
 	op     pfOp
 	lit, n int32
@@ -1047,36 +1082,78 @@ type check struct {
 // layOut appends n's subtree to c, in preorder.
 func (c *check) layOut(n *pfNode) {
 	at := len(c.steps)
-	if n.op == pfOr && flat(n) {
-		start := len(c.masks)
-		for _, sub := range n.subs {
-			w := int32(sub.idx >> 6)
-			k := slices.IndexFunc(c.masks[start:], func(m litMask) bool { return m.word == w })
-			if k < 0 {
-				k = len(c.masks) - start
-				c.masks = append(c.masks, litMask{word: w})
-			}
-			c.masks[start+k].bits |= 1 << (sub.idx & 63)
-		}
-		c.steps = append(c.steps, pfStep{op: pfAny, lit: int32(start), n: int32(len(c.masks) - start), end: int32(at + 1)})
+	if n.op != pfAnd && n.op != pfOr {
+		c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx), end: int32(at + 1)})
 		return
 	}
-	c.steps = append(c.steps, pfStep{op: n.op, lit: int32(n.idx)})
-	// The parts of an AND or OR are independent: those that are one step
-	// (a literal or an OR of literals) go first, so that holds settles the
-	// node with them when it can before it walks the deeper parts.
-	subs := slices.Clone(n.subs)
-	slices.SortStableFunc(subs, func(a, b *pfNode) int { return boolInt(!flat(a)) - boolInt(!flat(b)) })
-	for _, sub := range subs {
+	var lits []int
+	var deep []*pfNode
+	for _, sub := range n.subs {
+		if sub.op == pfLit {
+			lits = append(lits, sub.idx)
+		} else {
+			deep = append(deep, sub)
+		}
+	}
+	set := pfEvery
+	if n.op == pfOr {
+		set = pfAny
+	}
+	if len(deep) == 0 { // the node is its literals
+		c.addSet(set, lits)
+		return
+	}
+	c.steps = append(c.steps, pfStep{op: n.op})
+	// The parts of an AND or OR are independent: the literals go first,
+	// then the parts that are one step, so that holds settles the node
+	// with them when it can before it walks the deeper parts. Of those,
+	// an AND tries the ORs of fewest literals first, the likeliest to be
+	// false, and an OR those of most, the likeliest to be true.
+	if len(lits) > 0 {
+		c.addSet(set, lits)
+	}
+	size := func(n *pfNode) int {
+		if n.op == pfOr {
+			return len(n.subs)
+		}
+		return 0
+	}
+	slices.SortStableFunc(deep, func(a, b *pfNode) int {
+		if fa, fb := flat(a), flat(b); fa != fb {
+			return boolInt(!fa) - boolInt(!fb)
+		}
+		if n.op == pfOr {
+			return size(b) - size(a)
+		}
+		return size(a) - size(b)
+	})
+	for _, sub := range deep {
 		c.layOut(sub)
 	}
 	c.steps[at].end = int32(len(c.steps))
 }
 
-// flat reports whether layOut makes n one step: a literal, or an OR of
-// literals alone.
+// addSet appends a step of the given op (pfAny or pfEvery) over the
+// literals lits.
+func (c *check) addSet(op pfOp, lits []int) {
+	start := len(c.masks)
+	for _, l := range lits {
+		w := int32(l >> 6)
+		k := slices.IndexFunc(c.masks[start:], func(m litMask) bool { return m.word == w })
+		if k < 0 {
+			k = len(c.masks) - start
+			c.masks = append(c.masks, litMask{word: w})
+		}
+		c.masks[start+k].bits |= 1 << (l & 63)
+	}
+	at := len(c.steps)
+	c.steps = append(c.steps, pfStep{op: op, lit: int32(start), n: int32(len(c.masks) - start), end: int32(at + 1)})
+}
+
+// flat reports whether layOut makes n one step: a literal, or an AND or
+// an OR of literals alone.
 func flat(n *pfNode) bool {
-	return n.op == pfLit || n.op == pfOr && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit })
+	return n.op == pfLit || (n.op == pfOr || n.op == pfAnd) && !slices.ContainsFunc(n.subs, func(sub *pfNode) bool { return sub.op != pfLit })
 }
 
 func boolInt(b bool) int {
@@ -1120,6 +1197,13 @@ func (c *check) leaf(n pfStep, present []uint64) bool {
 			}
 		}
 		return false
+	case pfEvery:
+		for _, m := range c.masks[n.lit : n.lit+n.n] {
+			if present[m.word]&m.bits != m.bits {
+				return false
+			}
+		}
+		return true
 	}
 	return true
 }

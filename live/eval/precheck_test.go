@@ -264,3 +264,77 @@ func TestReadBefore(t *testing.T) {
 		}
 	}
 }
+
+// evalTree is holds' oracle: the prefilter tree evaluated as it stands.
+func evalTree(n *pfNode, present []uint64) bool {
+	switch n.op {
+	case pfLit:
+		return present[n.idx>>6]&(1<<(n.idx&63)) != 0
+	case pfAnd:
+		for _, sub := range n.subs {
+			if !evalTree(sub, present) {
+				return false
+			}
+		}
+		return true
+	case pfOr:
+		for _, sub := range n.subs {
+			if evalTree(sub, present) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
+}
+
+// TestCheckHoldsAsTree compares every branch's laid-out prefilter
+// (check.holds) with its tree, on the literals of the views of some
+// corpus texts and on random sets of them, dense and sparse.
+func TestCheckHoldsAsTree(t *testing.T) {
+	e, _ := hookedEvaluator(t, false)
+	pc := e.pre
+	var sets [][]uint64
+	s := &scan{}
+	for i, text := range corpusTexts(t) {
+		if i%16 != 0 {
+			continue
+		}
+		var rep NormaliseReport
+		n := normaliser{lim: e.opts.Limits, rep: &rep}
+		for _, v := range n.build(text) {
+			pc.read(s, &v)
+			sets = append(sets, slices.Clone(s.present))
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, p := range []float64{0.01, 0.1, 0.5, 0.9} {
+		for range 50 {
+			set := make([]uint64, (len(pc.literals)+63)/64)
+			for l := range pc.literals {
+				if rng.Float64() < p {
+					set[l>>6] |= 1 << (l & 63)
+				}
+			}
+			sets = append(sets, set)
+		}
+	}
+	held := 0
+	for i := range pc.patterns {
+		for _, b := range pc.patterns[i].branches {
+			for _, set := range sets {
+				got, want := b.check.holds(0, set), evalTree(b.filter, set)
+				if got != want {
+					t.Fatalf("%s branch %d: holds %v, the tree says %v", pc.patterns[i].ID, b.id, got, want)
+				}
+				if got {
+					held++
+				}
+			}
+		}
+	}
+	if held == 0 {
+		t.Fatal("no prefilter held: the comparison says nothing")
+	}
+	t.Logf("%d sets, %d held", len(sets), held)
+}

@@ -32,7 +32,8 @@ const (
 	pfLit             // the literal occurs
 	pfAnd
 	pfOr
-	pfAny // an OR of literals alone, laid out as a bitset (check)
+	pfAny   // an OR of literals alone, laid out as a bitset (check)
+	pfEvery // an AND of literals alone, laid out as a bitset (check)
 )
 
 // pfNode is a node of a prefilter tree.

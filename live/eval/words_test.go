@@ -69,3 +69,27 @@ func TestRunStart(t *testing.T) {
 		}
 	}
 }
+
+// TestNextBit compares nextBit with a bit-by-bit walk on random sets,
+// over ranges that start and end inside and across words.
+func TestNextBit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		set := make([]uint64, 4)
+		for i := range set {
+			set[i] = rng.Uint64() & rng.Uint64() & rng.Uint64() // sparse
+		}
+		from := rng.IntN(256)
+		to := from + rng.IntN(256-from+1)
+		want := -1
+		for i := from; i < to; i++ {
+			if set[i>>6]&(1<<(i&63)) != 0 {
+				want = i
+				break
+			}
+		}
+		if got := nextBit(set, from, to); got != want {
+			t.Fatalf("nextBit(%x, %d, %d) = %d, want %d", set, from, to, got, want)
+		}
+	}
+}
