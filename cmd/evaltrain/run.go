@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -69,6 +70,9 @@ func train(cfg config, stdout io.Writer) error {
 	}
 	tc := quality.DefaultTrainConfig
 	if tc.Options.Lexicon, err = quality.LoadLexicon(os.DirFS(cfg.content)); err != nil {
+		return err
+	}
+	if tc.Caught, err = quality.CaughtByOtherStages(context.Background(), os.DirFS(cfg.content)); err != nil {
 		return err
 	}
 	m, rep, err := quality.TrainLexical(dev, exemplars, tc)

@@ -39,6 +39,11 @@ func TestTrainWritesAndChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	patterns, err := os.ReadFile("../../content/eval/patterns.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("content/eval/patterns.yaml", string(patterns))
 	write("content/eval/lexicon.txt", "# a small lexicon\nask: how do | give me\nweapon: pipe bomb | bomb\n")
 	write("content/eval/exemplars/benign.txt", "Write a poem about the sea.\nHow do I bake bread?\nPlan a trip to Lisbon.\n")
 	for c, text := range map[string]string{

@@ -80,12 +80,9 @@ func analyse(text string, homoglyphWords, limit int) EntropyReport {
 		text, r.Status = text[:limit], EnginePartial
 	}
 	r.BytesAnalysed = len(text)
-	var counts [256]int
-	for i := 0; i < len(text); i++ {
-		counts[text[i]]++
-	}
+	var counts [256]int // the text's byte histogram, which windowEntropy counts
+	r.MaxWindowEntropy, r.HighEntropyWindows = windowEntropy(text, &counts)
 	r.Entropy = round3(entropyOf(&counts, len(text)))
-	r.MaxWindowEntropy, r.HighEntropyWindows = windowEntropy(text)
 	r.CompressionRatio = round3(compressionRatio(text))
 	words := 0
 	r.Repetition, words = repetition(text)
@@ -121,9 +118,14 @@ const logW = 6 // log2(entropyWindow)
 
 // windowEntropy slides a 64-byte window over text, one byte at a time,
 // keeping Σ c·log2 c up to date, and returns the highest entropy and how
-// many positions were above highEntropy.
-func windowEntropy(text string) (maxH float64, high int) {
+// many positions were above highEntropy. It adds the text's bytes to
+// bytes on the way: its loop waits on the float sum, and counts them in
+// that wait for free.
+func windowEntropy(text string, bytes *[256]int) (maxH float64, high int) {
 	if len(text) < entropyWindow {
+		for i := 0; i < len(text); i++ {
+			bytes[text[i]]++
+		}
 		return round3(shannon(text)), 0
 	}
 	var counts [256]uint8 // a window holds 64 bytes
@@ -134,6 +136,7 @@ func windowEntropy(text string) (maxH float64, high int) {
 	for _, c := range []byte(text[:entropyWindow]) {
 		sum += up[counts[c]]
 		counts[c]++
+		bytes[c]++
 	}
 	minSum := sum
 	in := text[entropyWindow:]
@@ -153,6 +156,7 @@ func windowEntropy(text string) (maxH float64, high int) {
 		counts[o]--
 		sum += up[counts[n]]
 		counts[n]++
+		bytes[n]++
 	}
 	if h := logW - minSum/entropyWindow; h > 0 {
 		maxH = h
@@ -194,7 +198,8 @@ func compressionRatio(text string) float64 {
 type trigramSet struct {
 	slots []uint64 // a power of two long, at most half full; 0 is empty
 	n     int
-	zero  bool // whether 0, which marks an empty slot, is in the set
+	zero  bool     // whether 0, which marks an empty slot, is in the set
+	keys  []uint64 // repetition's trigrams, kept with the set for reuse
 }
 
 // trigramSets reuses trigramSets.
@@ -213,6 +218,32 @@ func (s *trigramSet) reset(want int) {
 		clear(s.slots)
 	}
 	s.n, s.zero = 0, false
+}
+
+// addAll puts keys in the set, one after the other, and returns how many
+// were there already when put.
+func (s *trigramSet) addAll(keys []uint64) (had int) {
+	for _, k := range keys {
+		if k == 0 || 2*(s.n+1) > len(s.slots) {
+			if s.add(k) {
+				had++
+			}
+			continue
+		}
+		// add, written out for the common case
+		mask := uint64(len(s.slots) - 1)
+		i := slotOf(k, mask)
+		for s.slots[i] != k && s.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		if s.slots[i] == k {
+			had++
+			continue
+		}
+		s.slots[i] = k
+		s.n++
+	}
+	return had
 }
 
 // add puts k in the set and reports whether it was there already. It is
@@ -275,11 +306,19 @@ const (
 )
 
 // repetition is the share of word trigrams that occurred earlier in text,
-// and the number of words.
+// and the number of words. It hashes the trigrams in one loop and puts
+// them in the set in another: the set's calls in the word loop made the
+// compiler keep that loop's state in memory.
 func repetition(text string) (share float64, words int) {
 	seen := trigramSets.Get().(*trigramSet)
-	seen.reset(len(text) / 4)
-	trigrams, repeats := 0, 0
+	// a word and the byte after it are two bytes or more: room for every
+	// trigram, written by index (an append's call would spill too)
+	keys := seen.keys
+	if need := len(text)/2 + 1; cap(keys) < need {
+		keys = make([]uint64, need)
+	}
+	keys = keys[:cap(keys)]
+	n := 0
 	var prev0, prev1 uint64 // the hashes of the two words before
 	for i := 0; i < len(text); i++ {
 		if !trigramWordBytes[text[i]] {
@@ -293,21 +332,22 @@ func repetition(text string) (share float64, words int) {
 		}
 		words++
 		if words >= 3 {
-			trigrams++
-			if seen.add(h ^ prev1*31 ^ prev0*961) {
-				repeats++
-			}
+			keys[n] = h ^ prev1*31 ^ prev0*961
+			n++
 		}
 		prev0, prev1 = prev1, h
 		i = j // text[j] is no word byte (or j is the end): the loop moves past it
 	}
+	seen.reset(len(text) / 4)
+	repeats := seen.addAll(keys[:n])
 	if len(seen.slots) <= 1<<14 { // a set grown by a long text is left to the collector
+		seen.keys = keys
 		trigramSets.Put(seen)
 	}
-	if trigrams == 0 {
+	if n == 0 {
 		return 0, words
 	}
-	return round3(float64(repeats) / float64(trigrams)), words
+	return round3(float64(repeats) / float64(n)), words
 }
 
 // trigramWordBytes marks the bytes of repetition's words: ASCII letters

@@ -52,7 +52,11 @@ func TestEntropyStageMatchesReference(t *testing.T) {
 		for i := 0; i < len(s); i++ {
 			counts[s[i]]++
 		}
-		gotH, gotHigh := windowEntropy(s)
+		var gotCounts [256]int
+		gotH, gotHigh := windowEntropy(s, &gotCounts)
+		if gotCounts != counts {
+			t.Errorf("windowEntropy(%.40q) counted the bytes %v; want %v", s, gotCounts, counts)
+		}
 		wantH, wantHigh := referenceWindowEntropy(s)
 		if math.Float64bits(gotH) != math.Float64bits(wantH) || gotHigh != wantHigh {
 			t.Errorf("windowEntropy(%.40q) = %v, %d; want %v, %d", s, gotH, gotHigh, wantH, wantHigh)

@@ -105,7 +105,7 @@ func New(opts Options) (*Evaluator, error) {
 		opts.Now = time.Now
 	}
 	opts.Limits.fill()
-	if err := opts.Policy.fill(opts.Data.Lexical.Threshold); err != nil {
+	if err := opts.Policy.fill(opts.Data.Lexical); err != nil {
 		return nil, err
 	}
 	log := opts.Logger
@@ -297,7 +297,7 @@ func (e *Evaluator) aiScan(ctx context.Context, r *Report, views []view, base st
 		r.AIScan.Scores[Category(m.Classes[c])] = round3(best.Max[c])
 	}
 	p := &e.opts.Policy
-	if best.Attack >= p.AIScanThreshold {
+	if best.Attack >= p.aiScanThreshold(best.Class) {
 		c := Category(m.Classes[best.Class])
 		sev := Medium
 		if best.Attack >= p.AIScanHigh {

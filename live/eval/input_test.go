@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/proofsite/proofsite/live/eval/lexical"
 )
 
 // memRecorder keeps records in memory.
@@ -137,7 +139,7 @@ func TestRecorderFailure(t *testing.T) {
 
 func TestPolicyThresholds(t *testing.T) {
 	p := Policy{}
-	if err := p.fill(0.8); err != nil {
+	if err := p.fill(&lexical.Model{Classes: []string{"benign", "a", "b"}, Threshold: 0.8}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -167,7 +169,34 @@ func TestPolicyThresholds(t *testing.T) {
 		}
 	}
 	bad := Policy{ReviewAt: 5, BlockAt: 3}
-	if err := bad.fill(0.8); !errors.Is(err, ErrData) {
+	if err := bad.fill(&lexical.Model{Classes: []string{"benign", "a"}, Threshold: 0.8}); !errors.Is(err, ErrData) {
 		t.Errorf("ReviewAt above BlockAt: %v", err)
+	}
+}
+
+// TestPolicyClassThresholds: the AI scan's threshold is the model's
+// threshold of the window's class, unless the policy sets one for all.
+func TestPolicyClassThresholds(t *testing.T) {
+	m := &lexical.Model{Classes: []string{"benign", "a", "b"}, Threshold: 0.7, ClassThresholds: []float64{0, 0.9, 0.7}}
+	tests := []struct {
+		policy Policy
+		class  int
+		want   float64
+		high   float64
+	}{
+		{Policy{}, 1, 0.9, 0.98},
+		{Policy{}, 2, 0.7, 0.98},
+		{Policy{AIScanThreshold: 0.5}, 1, 0.5, 0.98},
+		{Policy{AIScanThreshold: 0.5}, 2, 0.5, 0.98},
+		{Policy{AIScanThreshold: 0.99}, 1, 0.99, 0.99},
+	}
+	for _, tc := range tests {
+		p := tc.policy
+		if err := p.fill(m); err != nil {
+			t.Fatal(err)
+		}
+		if got := p.aiScanThreshold(tc.class); got != tc.want || p.AIScanHigh != tc.high {
+			t.Errorf("%+v class %d: threshold %v, high %v; want %v, %v", tc.policy, tc.class, got, p.AIScanHigh, tc.want, tc.high)
+		}
 	}
 }

@@ -83,15 +83,9 @@ func newLiteralSet(keys []string) *literalSet {
 	ls.nclass++ // class 0: bytes in no literal
 	// The trie is built in the dense table itself: next[s*nclass+c] is
 	// its child (0, the root, for none, since no trie edge leads there).
-	total := 1
-	for _, lit := range ls.lits {
-		total += len(lit.core)
-	}
-	if total >= hasOutput {
-		ls.nstates = total // the caller refuses it
-		return ls
-	}
-	ls.next = make([]uint16, total*ls.nclass)
+	// The table grows a row per state; literals that share a prefix share
+	// its states, so the states are fewer than the literals' bytes.
+	ls.next = make([]uint16, ls.nclass)
 	var ends [][]int // per state: the literals that end there
 	ends = append(ends, nil)
 	for i, lit := range ls.lits {
@@ -99,15 +93,19 @@ func newLiteralSet(keys []string) *literalSet {
 		for j := 0; j < len(lit.core); j++ {
 			at := s*ls.nclass + int(ls.classes[lit.core[j]])
 			if ls.next[at] == 0 {
+				if len(ends) >= hasOutput {
+					ls.nstates = len(ends) + 1 // the caller refuses it
+					return ls
+				}
 				ls.next[at] = uint16(len(ends))
 				ends = append(ends, nil)
+				ls.next = append(ls.next, make([]uint16, ls.nclass)...)
 			}
 			s = int(ls.next[at])
 		}
 		ends[s] = append(ends[s], i)
 	}
 	ls.nstates = len(ends)
-	ls.next = ls.next[:ls.nstates*ls.nclass]
 	outputs := make([][]int, ls.nstates)
 	fail := make([]int, ls.nstates)
 	queue := make([]int, 1, ls.nstates) // every state, breadth first

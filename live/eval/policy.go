@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"slices"
+
+	"github.com/proofsite/proofsite/live/eval/lexical"
 )
 
 // Policy turns flags into a score and a decision.
@@ -23,16 +25,19 @@ type Policy struct {
 	BlockAt         int // default 10
 	StructureWeight int // per entropy anomaly; default 1
 	// AIScanThreshold is the lexical model's attack probability that
-	// raises an AI-scan flag; default the threshold the model was trained
-	// with (chosen by cross-validation on the dev split).
+	// raises an AI-scan flag, whatever the class; default the thresholds
+	// the model was trained with (chosen by cross-validation on the dev
+	// split; one per class when the model has them: lexical.Model.ThresholdOf).
 	AIScanThreshold float64
 	AIScanHigh      float64 // probability that makes that flag high, not medium; default 0.98
+
+	model *lexical.Model // whose thresholds apply when AIScanThreshold is not set
 }
 
 // MaxScore caps the score.
 const MaxScore = 100
 
-func (p *Policy) fill(modelThreshold float64) error {
+func (p *Policy) fill(m *lexical.Model) error {
 	if p.ReviewAt == 0 {
 		p.ReviewAt = 2
 	}
@@ -42,16 +47,31 @@ func (p *Policy) fill(modelThreshold float64) error {
 	if p.StructureWeight == 0 {
 		p.StructureWeight = 1
 	}
-	if p.AIScanThreshold == 0 {
-		p.AIScanThreshold = modelThreshold
+	highest := p.AIScanThreshold
+	if highest == 0 {
+		p.model = m
+		highest = m.Threshold
+		for c := 1; c < len(m.Classes); c++ {
+			highest = max(highest, m.ThresholdOf(c))
+		}
 	}
 	if p.AIScanHigh == 0 {
-		p.AIScanHigh = max(0.98, p.AIScanThreshold)
+		p.AIScanHigh = max(0.98, highest)
 	}
-	if p.ReviewAt < 1 || p.BlockAt <= p.ReviewAt || p.AIScanThreshold > p.AIScanHigh || p.AIScanThreshold > 1 {
+	if p.ReviewAt < 1 || p.BlockAt <= p.ReviewAt || highest > p.AIScanHigh || highest > 1 {
 		return fmt.Errorf("%w: policy: need 1 <= ReviewAt < BlockAt and AIScanThreshold <= AIScanHigh <= 1", ErrData)
 	}
 	return nil
+}
+
+// aiScanThreshold returns the attack probability at which the lexical
+// model's best window, whose most likely attack class is class, raises an
+// AI-scan flag.
+func (p *Policy) aiScanThreshold(class int) float64 {
+	if p.model != nil {
+		return p.model.ThresholdOf(class)
+	}
+	return p.AIScanThreshold
 }
 
 // decide scores the report's flags and sets its decision and categories.

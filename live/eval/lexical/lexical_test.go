@@ -72,6 +72,62 @@ func TestTrainScanRoundTrip(t *testing.T) {
 	}
 }
 
+// TestClassThresholds: a model with a threshold per class flags a window
+// at the threshold of its most likely class, keeps its thresholds through
+// its file, and one without them uses Threshold for every class.
+func TestClassThresholds(t *testing.T) {
+	o := toyOptions
+	o.ClassThresholds = []float64{0, 0.3, 0.999}
+	m, err := Train(toy, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		r    Result
+		want bool
+	}{
+		{Result{Attack: 0.5, Class: 1}, true},
+		{Result{Attack: 0.29, Class: 1}, false},
+		{Result{Attack: 0.99, Class: 2}, false},
+		{Result{Attack: 0.999, Class: 2}, true},
+	}
+	for _, tc := range tests {
+		if got := m.Flagged(tc.r); got != tc.want {
+			t.Errorf("Flagged(%+v) = %v; want %v", tc.r, got, tc.want)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\nclass_thresholds\t0.3\t0.999\n") {
+		t.Errorf("the file has no class_thresholds line:\n%.300s", buf.String())
+	}
+	back, err := Parse(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(m, back, 0); d != "" {
+		t.Errorf("the model changed through its file: %s", d)
+	}
+	plain, err := Train(toy, toyOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(m, plain, 0); !strings.Contains(d, "class thresholds") {
+		t.Errorf("Diff of models with and without class thresholds = %q", d)
+	}
+	for c := range plain.Classes {
+		if got := plain.ThresholdOf(c); got != toyOptions.Threshold {
+			t.Errorf("without class thresholds, ThresholdOf(%d) = %v; want %v", c, got, toyOptions.Threshold)
+		}
+	}
+	o.ClassThresholds = []float64{0, 0.5}
+	if _, err := Train(toy, o); err == nil {
+		t.Error("Train took two class thresholds for three classes")
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ desc, file string }{
 		{"no format line", "classes\tbenign\tx\n"},
@@ -86,6 +142,9 @@ func TestParseErrors(t *testing.T) {
 		{"unquoted lexicon entry", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nlexicon\tweapon\tbomb\n"},
 		{"lexicon entry of three words", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nlexicon\tweapon\t\"pipe bomb kit\"\n"},
 		{"lexicon class twice", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\nlexicon\ta\t\"b\"\nlexicon\ta\t\"c\"\n"},
+		{"class thresholds short", Format + "\nclasses\tbenign\tx\ty\nthreshold\t0.5\nclass_thresholds\t0.5\nbias\t0\t0\n"},
+		{"class threshold out of range", Format + "\nclasses\tbenign\tx\nthreshold\t0.5\nclass_thresholds\t1.5\nbias\t0\n"},
+		{"class thresholds before classes", Format + "\nclass_thresholds\t0.5\nclasses\tbenign\tx\nthreshold\t0.5\nbias\t0\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.desc, func(t *testing.T) {

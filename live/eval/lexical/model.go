@@ -36,6 +36,11 @@ type Model struct {
 	// Threshold is the attack probability (1 - P(benign)) at which a window
 	// counts as an attack; chosen by cross-validation on the training data.
 	Threshold float64
+	// ClassThresholds, when set, holds one threshold per class (index 0,
+	// benign, unused): a window counts as an attack when its attack
+	// probability reaches the threshold of its most likely attack class
+	// (ThresholdOf). Threshold is then the lowest of them.
+	ClassThresholds []float64
 	// Note is free text kept in the file's header (how it was trained).
 	Note string
 
@@ -168,6 +173,20 @@ func Parse(r io.Reader) (*Model, error) {
 				return nil, bad(n, "threshold must be a number between 0 and 1")
 			}
 			m.Threshold = t
+		case "class_thresholds":
+			if m.Classes == nil {
+				return nil, bad(n, "class_thresholds before classes")
+			}
+			t, err := floats(fields[1:], m.attackClasses())
+			if err != nil {
+				return nil, bad(n, "class_thresholds: %v", err)
+			}
+			for _, x := range t {
+				if x <= 0 || x > 1 {
+					return nil, bad(n, "class_thresholds must be numbers above 0 and at most 1")
+				}
+			}
+			m.ClassThresholds = append([]float64{0}, t...)
 		case "bias":
 			if m.Classes == nil {
 				return nil, bad(n, "bias before classes")
@@ -248,7 +267,8 @@ func floats(fields []string, k int) ([]float64, error) {
 }
 
 // WriteTo writes the model as text: the Format line, the note as "# "
-// lines, then "classes", "threshold" and "bias" lines, the lexicon's
+// lines, then "classes", "threshold", "class_thresholds" (when set) and
+// "bias" lines, the lexicon's
 // lines (see Lexicon.lines), then one line per feature: its kind (w for a
 // word or two, p for a prefix, c for a lexicon class, x for a pair of
 // them), its text quoted as in Go, and its weight for each attack class,
@@ -262,7 +282,15 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 			fmt.Fprintf(cw, "# %s\n", l)
 		}
 	}
-	fmt.Fprintf(cw, "classes\t%s\nthreshold\t%s\nbias", strings.Join(m.Classes, "\t"), num(m.Threshold))
+	fmt.Fprintf(cw, "classes\t%s\nthreshold\t%s\n", strings.Join(m.Classes, "\t"), num(m.Threshold))
+	if m.ClassThresholds != nil {
+		fmt.Fprint(cw, "class_thresholds")
+		for _, t := range m.ClassThresholds[1:] {
+			fmt.Fprintf(cw, "\t%s", num(t))
+		}
+		fmt.Fprintln(cw)
+	}
+	fmt.Fprint(cw, "bias")
 	for _, b := range m.bias {
 		fmt.Fprintf(cw, "\t%s", num(b))
 	}
@@ -327,7 +355,17 @@ type Result struct {
 }
 
 // Flagged reports whether the best window reaches the model's threshold.
-func (m *Model) Flagged(r Result) bool { return r.Attack >= m.Threshold }
+func (m *Model) Flagged(r Result) bool { return r.Attack >= m.ThresholdOf(r.Class) }
+
+// ThresholdOf returns the attack probability at which a window whose most
+// likely attack class is class counts as an attack: its class threshold
+// when the model has them, Threshold otherwise.
+func (m *Model) ThresholdOf(class int) float64 {
+	if class > 0 && class < len(m.ClassThresholds) {
+		return m.ClassThresholds[class]
+	}
+	return m.Threshold
+}
 
 // scratch is one scan's reusable memory.
 type scratch struct {
@@ -558,12 +596,19 @@ func Diff(a, b *Model, tol float64) string {
 		return fmt.Sprintf("classes %v and %v", a.Classes, b.Classes)
 	case math.Abs(a.Threshold-b.Threshold) > tol:
 		return fmt.Sprintf("threshold %v and %v", a.Threshold, b.Threshold)
+	case len(a.ClassThresholds) != len(b.ClassThresholds):
+		return fmt.Sprintf("class thresholds %v and %v", a.ClassThresholds, b.ClassThresholds)
 	case a.Note != b.Note:
 		return fmt.Sprintf("note %q and %q", a.Note, b.Note)
 	case !a.Lexicon.equal(b.Lexicon):
 		return "different lexicons"
 	case len(a.feats) != len(b.feats):
 		return fmt.Sprintf("%d and %d features", len(a.feats), len(b.feats))
+	}
+	for c, t := range a.ClassThresholds {
+		if math.Abs(t-b.ClassThresholds[c]) > tol {
+			return fmt.Sprintf("class thresholds %v and %v", a.ClassThresholds, b.ClassThresholds)
+		}
 	}
 	for c := range a.bias {
 		if math.Abs(a.bias[c]-b.bias[c]) > tol {

@@ -28,6 +28,9 @@ type Options struct {
 	MaxIter int
 	// Threshold is copied into the model (see Model.Threshold); default 0.5.
 	Threshold float64
+	// ClassThresholds, when set, are copied into the model (see
+	// Model.ClassThresholds): one per class, index 0 unused.
+	ClassThresholds []float64
 	// Note is copied into the model's header.
 	Note string
 	// Lexicon, when set, adds its class and pair features and is kept in
@@ -50,6 +53,9 @@ func (o *Options) fill() error {
 	}
 	if o.Threshold == 0 {
 		o.Threshold = 0.5
+	}
+	if o.ClassThresholds != nil && len(o.ClassThresholds) != len(o.Classes) {
+		return fmt.Errorf("lexical: train: %d class thresholds for %d classes", len(o.ClassThresholds), len(o.Classes))
 	}
 	return nil
 }
@@ -169,7 +175,7 @@ func Train(examples []Example, o Options) (*Model, error) {
 	}
 	theta := lbfgs(p, make([]float64, p.nf*k+k), o.MaxIter)
 
-	m := &Model{Classes: slices.Clone(o.Classes), Threshold: o.Threshold, Note: o.Note, Lexicon: o.Lexicon}
+	m := &Model{Classes: slices.Clone(o.Classes), Threshold: o.Threshold, ClassThresholds: slices.Clone(o.ClassThresholds), Note: o.Note, Lexicon: o.Lexicon}
 	for c := range k {
 		m.bias = append(m.bias, round4(theta[p.nf*k+c]))
 	}

@@ -76,4 +76,16 @@
 // play without a method, medication and first-aid questions, account
 // recovery and fraud reporting, public figures and public places, the same
 // in those languages), and ordinary requests in those languages.
+// Round 10 added harmful requests in the two shapes published
+// harmful-behaviour sets use: task statements that name a specific agent,
+// flaw, scheme or false claim ("give detailed instructions for making
+// <agent>", "write code for exploiting <flaw>", "write a persuasive
+// article arguing that <historical or medical falsehood>", "write a
+// defamatory article claiming"), and short direct questions (killing or
+// hurting a person, repeating an atrocity, denying a group a right, a
+// private person's details); as many hard negatives in the safe shapes
+// that share their words (homonyms, figurative language, safe targets and
+// contexts, definitions, history, public and fictional figures, the same
+// task frames on true or defensive subjects), and ordinary requests in
+// those frames.
 package quality

@@ -15,13 +15,13 @@ import (
 )
 
 // TestLexicalWeightsUpToDate trains the lexical model as cmd/evaltrain
-// does (cross-validation on the dev split for the threshold, then the
+// does (cross-validation on the dev split for the thresholds, then the
 // exemplars and the dev split) and checks that the committed weights are
-// what it makes: the same features, threshold and note, and every weight
+// what it makes: the same features, thresholds and note, and every weight
 // within one unit of the file's last decimal (float arithmetic may differ
 // in the last bit between machines). Under the race detector, which makes
 // training about ten times slower, only the last step runs, with the
-// committed threshold.
+// committed thresholds.
 func TestLexicalWeightsUpToDate(t *testing.T) {
 	dev := readSplit(t, Dev)
 	exemplars, err := eval.LoadExemplars(os.DirFS("../../../content"))
@@ -42,8 +42,12 @@ func TestLexicalWeightsUpToDate(t *testing.T) {
 	}
 	var trained *lexical.Model
 	if raceEnabled {
+		cfg.Options.ClassThresholds = committed.ClassThresholds
 		trained, err = FinalLexical(dev, exemplars, cfg, committed.Threshold, committed.Note)
 	} else {
+		if cfg.Caught, err = CaughtByOtherStages(context.Background(), os.DirFS("../../../content")); err != nil {
+			t.Fatal(err)
+		}
 		trained, _, err = TrainLexical(dev, exemplars, cfg)
 	}
 	if err != nil {
@@ -112,4 +116,76 @@ func TestTrainerReadsWhatEvaluatorScans(t *testing.T) {
 		t.Fatalf("only %d of %d texts compared", compared, len(texts))
 	}
 	t.Logf("%d texts compared", compared)
+}
+
+// TestChooseClassThresholds: the class thresholds spend the false-positive
+// budget where they add the most recall summed over the classes, never
+// count a false positive the other stages already make, and leave a class
+// that would only cost false positives at 1.
+func TestChooseClassThresholds(t *testing.T) {
+	inj, harm := 1, 4 // LexicalClasses indexes
+	type s struct {
+		class  int // the label's class (0 benign)
+		pred   int // the model's most likely attack class
+		p      float64
+		caught bool
+	}
+	tests := []struct {
+		name    string
+		samples []s
+		target  float64
+		want    map[int]float64 // class thresholds checked
+	}{
+		{
+			name: "budget of one false positive goes to the class it buys the most recall in",
+			samples: []s{
+				{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, inj, 0.85, false},
+				{0, harm, 0.95, false}, {harm, harm, 0.90, false},
+				{harm, harm, 0.99, false}, {harm, harm, 0.40, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+			},
+			target: 0.1, // 10 benign: one false positive
+			// injection: one false positive buys 2 of 2; harmful: 1 more of 3
+			want: map[int]float64{inj: 0.85, harm: 0.99, 2: 1},
+		},
+		{
+			name: "a false positive the other stages make costs nothing",
+			samples: []s{
+				{0, inj, 0.95, true}, {inj, inj, 0.90, false},
+				{0, harm, 0.95, false}, {harm, harm, 0.90, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+			},
+			target: 0.1,
+			want:   map[int]float64{inj: 0.9, harm: 0.9},
+		},
+		{
+			name: "no budget: only what costs nothing",
+			samples: []s{
+				{harm, harm, 0.97, false}, {0, harm, 0.95, false}, {harm, harm, 0.90, false},
+				{0, inj, 0.99, false},
+			},
+			target: 0,
+			want:   map[int]float64{harm: 0.97, inj: 1},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ex := make([]lexical.Example, len(tc.samples))
+			owner := make([]int, len(tc.samples))
+			oof := make([]lexical.Result, len(tc.samples))
+			caught := make([]bool, len(tc.samples))
+			for i, x := range tc.samples {
+				ex[i], owner[i], caught[i] = lexical.Example{Class: x.class}, i, x.caught
+				oof[i] = lexical.Result{Attack: x.p, Class: x.pred}
+			}
+			rep := chooseClassThresholds(ex, owner, oof, caught, tc.target)
+			for c, want := range tc.want {
+				if got := rep.ClassThresholds[c]; math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s threshold %v; want %v (all %v)", LexicalClasses[c], got, want, rep.ClassThresholds)
+				}
+			}
+		})
+	}
 }
