@@ -96,7 +96,7 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 					continue
 				}
 				pos := s.occurrences(g.lit)
-				j, _ := slices.BinarySearch(pos, int32(at))
+				j := firstFrom(pos, at)
 				for ; j < len(pos) && int(pos[j]) < limit && !found; j++ {
 					found = holds(g, int(pos[j]))
 				}

@@ -784,7 +784,7 @@ func (s *scan) findStart(b *branch, text string, w [2]int) (offset, length int, 
 	s.startsAt = s.startsAt[:0]
 	for _, l := range b.starts {
 		pos := s.occurrences(l)
-		j, _ := slices.BinarySearch(pos, int32(w[0]))
+		j := firstFrom(pos, w[0])
 		for ; j < len(pos) && int(pos[j]) < w[1]; j++ {
 			s.startsAt = append(s.startsAt, pos[j])
 		}
@@ -887,7 +887,7 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 func (s *scan) followed(b *branch, text string, at int) bool {
 	for i, set := range b.follows {
 		pos := s.follower(b.followIDs[i], set)
-		j, _ := slices.BinarySearch(pos, int32(at))
+		j := firstFrom(pos, at)
 		if j == len(pos) || int(pos[j]) >= at+leadSpan {
 			return false
 		}
@@ -898,6 +898,23 @@ func (s *scan) followed(b *branch, text string, at int) bool {
 		}
 	}
 	return true
+}
+
+// firstFrom returns the index of the first of the sorted positions pos
+// at or after at (len(pos) when none is). It is slices.BinarySearch
+// without its generic comparison, which costs more than the search on
+// the short lists it is asked of.
+func firstFrom(pos []int32, at int) int {
+	lo, hi := 0, len(pos)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if int(pos[mid]) < at {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
 }
 
 // forgetFollowers empties followers (every entry nil: only those

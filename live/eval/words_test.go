@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -90,6 +91,25 @@ func TestNextBit(t *testing.T) {
 		}
 		if got := nextBit(set, from, to); got != want {
 			t.Fatalf("nextBit(%x, %d, %d) = %d, want %d", set, from, to, got, want)
+		}
+	}
+}
+
+// TestFirstFrom compares firstFrom with slices.BinarySearch on random
+// sorted lists (with repeats), for targets before, inside and after them.
+func TestFirstFrom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 300 {
+		pos := make([]int32, rng.IntN(20))
+		for i := range pos {
+			pos[i] = int32(rng.IntN(60))
+		}
+		slices.Sort(pos)
+		for at := -1; at <= 61; at++ {
+			want, _ := slices.BinarySearch(pos, int32(at))
+			if got := firstFrom(pos, at); got != want {
+				t.Fatalf("firstFrom(%v, %d) = %d, want %d", pos, at, got, want)
+			}
 		}
 	}
 }
