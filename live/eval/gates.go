@@ -81,7 +81,7 @@ func (pc *precheck) internGates(sets [][]string) [][]gate {
 func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 	end := min(len(text), at+leadSpan)
 	word := func(i int) bool { return i >= at && i < end && isWordByte(text[i]) }
-	holds := func(g gate, p int) bool {
+	holds := func(g *gate, p int) bool {
 		return (!g.wordStart || word(p-1) != word(p)) && (!g.wordEnd || word(p+len(g.core)-1) != word(p+len(g.core)))
 	}
 	for i, set := range b.gates {
@@ -90,7 +90,8 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 			limit = min(limit, s.runStart(text, at, n+1)+1)
 		}
 		found := false
-		for _, g := range set {
+		for k := range set {
+			g := &set[k] // not copied: a gate is six words
 			if scanned && g.lit >= 0 {
 				if s.counts[g.lit] == 0 {
 					continue
