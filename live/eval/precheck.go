@@ -537,6 +537,7 @@ type scan struct {
 
 // reset empties s for another text, keeping its buffers.
 func (s *scan) reset() {
+	s.forgetCounts()
 	s.forgetFollowers()
 	*s = scan{views: s.views[:0], hits: s.hits[:0],
 		found:     found{counts: s.counts[:0], present: s.present[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
@@ -854,8 +855,8 @@ func (pc *precheck) read(s *scan, v *view) { pc.readWith(pc.set, s, v) }
 
 // readWith is read with the given automaton.
 func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
+	s.forgetCounts()
 	s.counts = resize(s.counts, len(pc.literals))
-	clear(s.counts)
 	s.last = resize(s.last, len(pc.literals))
 	s.present = resize(s.present, (len(pc.literals)+63)/64)
 	clear(s.present)
@@ -879,6 +880,17 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 			s.live[b>>6] |= 1 << (b & 63)
 		}
 	}
+}
+
+// forgetCounts zeroes the counts of the literals seen: the others are
+// zero already, which is cheaper to keep than to clear thousands of
+// counts per view. (counts' array, even past its length, holds only
+// zeros but for them: a fresh array is zero, and reset forgets first.)
+func (s *scan) forgetCounts() {
+	for _, l := range s.seen {
+		s.counts[l] = 0
+	}
+	s.seen = s.seen[:0]
 }
 
 // followed reports whether each of b's follow sets has a literal that
