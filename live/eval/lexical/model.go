@@ -427,6 +427,10 @@ func (m *Model) Scan(text string) Result {
 	ns := len(segs)
 	s.sums = resize(s.sums, ns)
 	s.counts = resize(s.counts, ns)
+	// the whole text's features and sums, added up segment by segment in
+	// the order window would add them, so the same to the last bit
+	var whole [MaxClasses]float64
+	nWhole := 0
 	for i := range ns {
 		// walk, written for speed
 		var sum [MaxClasses]float64
@@ -439,6 +443,8 @@ func (m *Model) Scan(text string) Result {
 		}
 		s.sums[i] = sum
 		s.counts[i] = n
+		addRow(&whole, &sum)
+		nWhole += n
 	}
 	var r Result
 	var logits, sums [MaxClasses]float64
@@ -479,8 +485,10 @@ func (m *Model) Scan(text string) Result {
 			}
 		}
 	}
-	// Each window grows from its first segment one segment at a time,
-	// adding that segment's features and weights to the running totals.
+	// Each window of up to maxSpan segments grows from its first segment
+	// one segment at a time, adding that segment's features and weights
+	// to the running totals, and every prefix of at least minWindow
+	// features is scored (or with any, when it is a whole short text).
 	// A window that adds a segment without features to the one scored
 	// just before it has the same n and sums (they are +0, as sums start
 	// at +0, which a sum of weights never turns into -0), so its scores
@@ -489,14 +497,13 @@ func (m *Model) Scan(text string) Result {
 	window := func(from, to int) {
 		sums = [MaxClasses]float64{}
 		n := 0
-		short := to-from <= maxSpan // every prefix is scored, not only the whole
 		for i := from; i < to; i++ {
-			if short && i > from && s.counts[i] == 0 && n >= minWindow {
+			if i > from && s.counts[i] == 0 && n >= minWindow {
 				continue
 			}
 			n += s.counts[i]
 			addRow(&sums, &s.sums[i])
-			if (short || i == to-1) && (n >= minWindow || n > 0 && from == 0 && i == ns-1) {
+			if n >= minWindow || n > 0 && from == 0 && i == ns-1 {
 				score(from, i+1, n)
 			}
 		}
@@ -504,8 +511,11 @@ func (m *Model) Scan(text string) Result {
 	for from := range ns {
 		window(from, min(ns, from+maxSpan))
 	}
-	if ns > maxSpan {
-		window(0, ns)
+	if ns > maxSpan && nWhole > 0 {
+		// the whole text, a window too, scored only whole (n > 0 is
+		// enough: it starts at the first segment and ends with the last)
+		sums = whole
+		score(0, ns, nWhole)
 	}
 	return r
 }
