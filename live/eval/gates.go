@@ -15,7 +15,8 @@ import (
 // whether an attempt there is. A gate literal's word marks are checked as
 // the anchored expression sees its window (which ends leadSpan bytes
 // after the lead), and on a view with regions, whose scan read only them,
-// the window itself is searched: so they hold wherever a match is.
+// the window itself is searched where it reaches past the lead's region:
+// so they hold wherever a match is.
 //
 // A core shorter than minLiteral ("th", "in") is not in the literal
 // automaton: it occurs every few bytes, and each occurrence would cost the
@@ -75,10 +76,11 @@ func (pc *precheck) internGates(sets [][]string) [][]gate {
 // gated reports whether each of b's gate sets has a literal that occurs
 // within b's window at at (leadSpan bytes), and within the set's word
 // bound of at when it has one, with its word boundaries as the window
-// shows them. For a core the scan does not look for, and on a view whose
-// scan read only its regions (scanned false), the window itself is
-// searched.
-func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
+// shows them. The scan's positions say where a core it looks for occurs
+// when they cover the part of the window an occurrence may take (it read
+// text up to read from at: see view.scannedTo); elsewhere, and for a core
+// the scan does not look for, the window itself is searched.
+func (s *scan) gated(b *branch, text string, at, read int) bool {
 	end := min(len(text), at+leadSpan)
 	word := func(i int) bool { return i >= at && i < end && isWordByte(text[i]) }
 	holds := func(g *gate, p int) bool {
@@ -91,18 +93,18 @@ func (s *scan) gated(b *branch, text string, at int, scanned bool) bool {
 		}
 		found := false
 		for k := range set {
-			g := &set[k] // not copied: a gate is six words
-			if scanned && g.lit >= 0 {
+			g := &set[k]                        // not copied: a gate is six words
+			hi := min(end, limit-1+len(g.core)) // an occurrence starts before limit and ends in the window
+			if g.lit >= 0 && hi <= read {
 				if s.counts[g.lit] == 0 {
 					continue
 				}
 				pos := s.occurrences(g.lit)
 				j := firstFrom(pos, at)
-				for ; j < len(pos) && int(pos[j]) < limit && !found; j++ {
+				for ; j < len(pos) && int(pos[j]) <= hi-len(g.core) && !found; j++ {
 					found = holds(g, int(pos[j]))
 				}
 			} else {
-				hi := min(end, limit-1+len(g.core)) // an occurrence starts before limit and ends in the window
 				for from := at; from < hi && !found; {
 					i := strings.Index(text[from:hi], g.core)
 					if i < 0 {

@@ -816,8 +816,10 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 	for _, l := range b.leads {
 		for _, at32 := range s.occurrences(l) {
 			at := int(at32)
-			if b.lineStart && !startsLine(text, at) || v.regions != nil && !inRegions(v.regions, at) ||
-				!s.followed(b, text, at) || !s.gated(b, text, at, v.regions == nil) {
+			if b.lineStart && !startsLine(text, at) {
+				continue
+			}
+			if read := v.scannedTo(at); read < 0 || !s.followed(b, text, at) || !s.gated(b, text, at, read) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -1041,14 +1043,20 @@ func startsLine(text string, i int) bool {
 	return true
 }
 
-// inRegions reports whether offset i is inside one of the regions.
-func inRegions(regions [][2]int, i int) bool {
-	for _, r := range regions {
+// scannedTo returns where the scan's record of v's literals ends for an
+// offset i that it read: the view's end, or on a view with regions the end
+// of i's region (the scan found every occurrence that lies inside one).
+// It returns -1 for an offset in no region, which the scan did not read.
+func (v *view) scannedTo(i int) int {
+	if v.regions == nil {
+		return len(v.lower)
+	}
+	for _, r := range v.regions {
 		if i >= r[0] && i < r[1] {
-			return true
+			return r[1]
 		}
 	}
-	return false
+	return -1
 }
 
 // digitWindows returns windows around the view's runs of at least min

@@ -127,7 +127,7 @@ func TestFollowWordBoundsHold(t *testing.T) {
 							if !s.followed(b, v.lower, int(at)) {
 								t.Errorf("%s: matches at %d of the %s view of %.80q, where its follow check (bounds %v) skips it", c.ID, at, v.kind, text, b.followWords)
 							}
-							if !s.gated(b, v.lower, int(at), v.regions == nil) {
+							if !s.gated(b, v.lower, int(at), v.scannedTo(int(at))) {
 								t.Errorf("%s: matches at %d of the %s view of %.80q, where its gates (bounds %v) skip it", c.ID, at, v.kind, text, b.gateWords)
 							}
 						}
