@@ -798,11 +798,26 @@ func (s *scan) findStart(b *branch, text string, w [2]int) (offset, length int, 
 		if !b.atDFA.mayMatch(text[at:w[1]]) {
 			continue
 		}
-		if loc := b.at.FindStringIndex(text[at:w[1]]); loc != nil {
-			return int(at), loc[1], true
+		if end := b.atEnd(text[at:w[1]]); end >= 0 {
+			return int(at), end, true
 		}
 	}
 	return 0, 0, false
+}
+
+// atEnd returns where the match of b's anchored expression in in ends
+// (as b.at.FindStringIndex(in)[1]), or -1 when there is none: its dfa
+// finds it, or regexp when the dfa's budget is spent.
+func (b *branch) atEnd(in string) int {
+	if b.atDFA != nil {
+		if end, known := b.atDFA.matchEnd(in); known {
+			return end
+		}
+	}
+	if loc := b.at.FindStringIndex(in); loc != nil {
+		return loc[1]
+	}
+	return -1
 }
 
 // insideWord reports whether offset i of text is between two word bytes.
@@ -827,8 +842,14 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 				continue
 			}
 			if c.validate == nil {
-				if loc := b.at.FindStringIndex(win); loc != nil {
-					return at, loc[1], true
+				if end := b.atEnd(win); end >= 0 {
+					return at, end, true
+				}
+				continue
+			}
+			if !b.group { // the validator reads the whole match
+				if end := b.atEnd(win); end >= 0 && c.validate(v.text[at:at+end], c.Threshold) {
+					return at, end, true
 				}
 				continue
 			}
