@@ -64,10 +64,6 @@ type branch struct {
 	// one of a few literals, are those literals' indices: a window is then
 	// searched only where one of them occurs, by at (findStart).
 	starts []int
-	// gates are further follow sets, of literals as short as two bytes,
-	// with their word bounds (see gates.go).
-	gates     [][]gate
-	gateWords []int
 }
 
 // leadSpan bounds the bytes an anchored attempt reads after its lead.
@@ -165,13 +161,6 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 					keep[l] = true
 				}
 			}
-			for _, set := range b.gates {
-				for _, g := range set {
-					if g.lit >= 0 {
-						keep[g.lit] = true
-					}
-				}
-			}
 		}
 	}
 	pc.set.keep(keep)
@@ -221,13 +210,6 @@ func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 			for _, set := range slices.Concat([][]int{b.leads, b.starts}, b.anchors, b.follows) {
 				for _, l := range set {
 					used[l] = true
-				}
-			}
-			for _, set := range b.gates {
-				for _, g := range set {
-					if g.lit >= 0 {
-						used[g.lit] = true
-					}
 				}
 			}
 		}
@@ -305,7 +287,6 @@ type branchDraft struct {
 	startKeys   []string   // the start set's literal keys
 	anchorSets  [][]string // anchorsOf(filter)
 	anchorWords []int      // per anchor set, its word bound (wordBounds)
-	gateSets    [][]string // the gates' literal keys
 }
 
 // draftPattern checks and compiles one pattern's expression, branch by
@@ -371,7 +352,6 @@ func draftBranch(pt part, p *Pattern, budget *dfaBudget) (branchDraft, error) {
 		if words {
 			d.anchorWords = wordBounds(tree, d.anchorSets, prefilterOf)
 		}
-		d.gateSets, d.gateWords = gatesOf(tree, words)
 		d.atDFA = newDFA(at, budget)
 		return d, nil
 	}
@@ -428,7 +408,6 @@ func (pc *precheck) finish(d branchDraft) branch {
 			b.followIDs = append(b.followIDs, pc.followSetID(idx))
 		}
 	}
-	b.gates = pc.internGates(d.gateSets)
 	return b
 }
 
@@ -834,7 +813,7 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 			if b.lineStart && !startsLine(text, at) {
 				continue
 			}
-			if read := v.scannedTo(at); read < 0 || !s.followed(b, text, at) || !s.gated(b, text, at, read) {
+			if v.scannedTo(at) < 0 || !s.followed(b, text, at) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]

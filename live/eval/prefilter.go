@@ -19,7 +19,6 @@ import (
 
 const (
 	minLiteral  = 3   // literals shorter than this say too little to test
-	minGate     = 2   // the same, for a lead branch's gates (gateOf)
 	maxExact    = 16  // bound on an exact set of strings before it becomes a prefilter
 	maxBranches = 48  // bound on the branches one expression is cut into
 	matchSpan   = 200 // a match is looked for within this many bytes either side of an anchor
@@ -94,11 +93,6 @@ func literalKey(s string, min int) (string, bool) {
 
 // prefilterOf derives the prefilter tree of re.
 func prefilterOf(re *syntax.Regexp) *pfNode { return build{minLiteral}.prefilter(re) }
-
-// gateOf derives the tree of re's gates: its prefilter with literals of
-// two bytes too, which are too common to tell whether a view is worth
-// reading but, found near a lead, tell whether an attempt there is.
-func gateOf(re *syntax.Regexp) *pfNode { return build{minGate}.prefilter(re) }
 
 func (bd build) prefilter(re *syntax.Regexp) *pfNode { return bd.toMatch(bd.info(re)) }
 

@@ -2,7 +2,7 @@ package eval
 
 import "math/bits"
 
-// Word runs. A lead branch's follow sets and gates may be bounded in
+// Word runs. A lead branch's follow sets may be bounded in
 // words (runStart): how many runs of word bytes (ASCII letters, digits
 // and '_', as \w reads them) a match holds before a literal. The runs of
 // a view are found once, as a bitmap of where they start, eight bytes at
