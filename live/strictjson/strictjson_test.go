@@ -144,7 +144,7 @@ func manyMembers(n int) string {
 }
 
 // FuzzCheckAny holds Check of a value of any type, which accepts most
-// documents on a quick path (acceptsAny), to what the token walker alone
+// documents on a quick path (wellFormed), to what the token walker alone
 // decides.
 func FuzzCheckAny(f *testing.F) {
 	for _, seed := range []string{`{"a":1,"b":[{"a":2,"a":3}]}`, `{"a":1,"\u0061":2}`, `[{"x":"\"}"},{"x":1}]`, ` {"a" : {"b":{}} , "c":[] } `,
@@ -246,4 +246,19 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("strict refused what encoding/json wrote: %v: %s", err, again)
 		}
 	})
+}
+
+// BenchmarkCheck is the check of a request body as the evaluate route
+// sees it: one member, a 2 KB text with line breaks.
+func BenchmarkCheck(b *testing.B) {
+	prose := "The quarterly review covers the migration of the billing service to the new cluster.\n"
+	body, _ := json.Marshal(map[string]string{"text": strings.Repeat(prose, 2048/len(prose)+1)[:2048]})
+	typ := reflect.TypeFor[struct {
+		Text string `json:"text"`
+	}]()
+	for b.Loop() {
+		if err := Check(body, typ); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -46,7 +46,8 @@ func LoadLexicon(fsys fs.FS) (*lexical.Lexicon, error) {
 }
 
 // DefaultTrainConfig is how cmd/evaltrain trains the committed model.
-var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.01}
+var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.01,
+	Floors: map[string]float64{string(eval.Jailbreak): 0.95, string(eval.PromptInjection): 0.95}}
 
 // TrainConfig configures TrainLexical.
 type TrainConfig struct {
@@ -60,6 +61,11 @@ type TrainConfig struct {
 	// model adds the most recall to what the other stages already catch.
 	// Without it the model has one threshold (chooseThreshold).
 	Caught func(Sample) bool
+	// Floors, with Caught, are the out-of-fold recall (with the other
+	// stages) below which a class's threshold may not be set while the
+	// budget allows it, by class name: the classes whose held-out recall
+	// has a target keep a margin when the others would take the budget.
+	Floors map[string]float64
 }
 
 // CVReport is what cross-validation on the dev split measured.
@@ -178,9 +184,19 @@ func TrainLexical(dev []Sample, exemplars []eval.Exemplar, cfg TrainConfig) (*le
 		for i, s := range from {
 			caught[i] = s != nil && cfg.Caught(*s)
 		}
-		rep = chooseClassThresholds(ex, owner, oof, caught, cfg.TargetFPR)
-		note += fmt.Sprintf("thresholds per class from %d-fold cross-validation, spending an added out-of-fold FPR of at most %.3f where the model adds the most recall per class to the other stages (out-of-fold FPR %.3f, recall %.3f; with the other stages FPR %.3f)",
-			cfg.Folds, cfg.TargetFPR, rep.FPR, rep.Recall, rep.CaughtFPR)
+		floors := make([]float64, len(LexicalClasses))
+		for c, name := range LexicalClasses {
+			floors[c] = cfg.Floors[name]
+		}
+		rep = chooseClassThresholds(ex, owner, oof, caught, cfg.TargetFPR, floors)
+		note += fmt.Sprintf("thresholds per class from %d-fold cross-validation, spending an added out-of-fold FPR of at most %.3f where the model adds the most recall per class to the other stages",
+			cfg.Folds, cfg.TargetFPR)
+		for c, name := range LexicalClasses {
+			if floors[c] > 0 {
+				note += fmt.Sprintf(", %s recall at least %.3f", name, floors[c])
+			}
+		}
+		note += fmt.Sprintf(" (out-of-fold FPR %.3f, recall %.3f; with the other stages FPR %.3f)", rep.FPR, rep.Recall, rep.CaughtFPR)
 	} else {
 		rep = chooseThreshold(ex, owner, oof, cfg.TargetFPR)
 		note += fmt.Sprintf("threshold %.4f from %d-fold cross-validation (out-of-fold FPR %.3f, recall %.3f)",
@@ -264,10 +280,20 @@ func chooseThreshold(ex []lexical.Example, owner []int, oof []lexical.Result, ta
 // false positives it may add, the lowest threshold that adds no more, then
 // the best split of the budget between the classes (a knapsack, exact).
 // A class that gets nothing keeps 1: its windows never flag.
-func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Result, caught []bool, target float64) CVReport {
+//
+// floors (by class index; nil or 0 for none) bound that split from below:
+// while a class's recall with the other stages (its samples flagged by
+// them or by the model at any class's threshold) is under its floor, the
+// class is given the false positives of its threshold's next step of
+// recall before the rest of the budget is split again, as long as the
+// budget holds them all. Without a floor a class whose recall the other
+// stages mostly make loses its budget to one where the model adds more,
+// and its held-out recall falls with it.
+func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Result, caught []bool, target float64, floors []float64) CVReport {
 	k := len(LexicalClasses)
 	var nBenign int
 	perClass := make([]int, k)
+	caughtOwn := make([]int, k) // scored samples of each class the other stages flag
 	byClass := make([][]int, k) // uncaught scored samples by predicted class, highest first
 	for i, e := range ex {
 		if owner[i] != i {
@@ -277,6 +303,7 @@ func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Resu
 			nBenign++
 		} else {
 			perClass[e.Class]++
+			caughtOwn[e.Class] += b2i(caught[i])
 		}
 		if c := oof[i].Class; !caught[i] && c > 0 && c < k {
 			byClass[c] = append(byClass[c], i)
@@ -290,10 +317,11 @@ func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Resu
 	// false positives, taking the first take[c][f] of byClass[c].
 	gain := make([][]float64, k)
 	take := make([][]int, k)
+	own := make([][]int, k) // class c's own samples in the first take[c][f]
 	for c := 1; c < k; c++ {
-		gain[c], take[c] = make([]float64, budget+1), make([]int, budget+1)
+		gain[c], take[c], own[c] = make([]float64, budget+1), make([]int, budget+1), make([]int, budget+1)
 		list := byClass[c]
-		g, fp := 0.0, 0
+		g, fp, n := 0.0, 0, 0
 		for j := 0; j < len(list) && fp <= budget; j++ {
 			e := ex[list[j]]
 			if e.Class == 0 {
@@ -301,6 +329,7 @@ func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Resu
 				continue
 			}
 			g += 1 / float64(perClass[e.Class])
+			n += b2i(e.Class == c)
 			// a threshold can stop only between two different scores
 			if j+1 < len(list) && oof[list[j+1]].Attack == oof[list[j]].Attack {
 				continue
@@ -308,12 +337,43 @@ func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Resu
 			if fp <= budget && g > gain[c][fp] {
 				for f := fp; f <= budget; f++ {
 					if g > gain[c][f] {
-						gain[c][f], take[c][f] = g, j+1
+						gain[c][f], take[c][f], own[c][f] = g, j+1, n
 					}
 				}
 			}
 		}
 	}
+	// least[c]: the false positives class c gets before the budget is
+	// split; raised, a step of its own recall at a time, for each class
+	// whose floor the split leaves unmet, while the budget allows
+	least := make([]int, k)
+	rep := splitBudget(ex, owner, oof, caught, byClass, gain, take, least, budget)
+	for {
+		raised, need := false, 0
+		for c := 1; c < k; c++ {
+			if c < len(floors) && floors[c] > 0 && rep.CaughtPerClass[LexicalClasses[c]] < floors[c]-1e-9 {
+				f := least[c]
+				for f <= budget && own[c][f] == own[c][least[c]] {
+					f++
+				}
+				if f <= budget {
+					least[c], raised = f, true
+				}
+			}
+			need += least[c]
+		}
+		if !raised || need > budget {
+			return rep
+		}
+		rep = splitBudget(ex, owner, oof, caught, byClass, gain, take, least, budget)
+	}
+}
+
+// splitBudget is chooseClassThresholds's split of the budget between the
+// classes, class c getting at least least[c] false positives, and the
+// report of the thresholds it gives.
+func splitBudget(ex []lexical.Example, owner []int, oof []lexical.Result, caught []bool, byClass [][]int, gain [][]float64, take [][]int, least []int, budget int) CVReport {
+	k := len(LexicalClasses)
 	// best[c][b]: the most recall classes 1..c add with b false positives
 	best := make([][]float64, k)
 	spent := make([][]int, k) // class c's share of b in that best
@@ -321,8 +381,8 @@ func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Resu
 	for c := 1; c < k; c++ {
 		best[c], spent[c] = make([]float64, budget+1), make([]int, budget+1)
 		for b := 0; b <= budget; b++ {
-			best[c][b] = -1
-			for f := 0; f <= b; f++ {
+			best[c][b] = math.Inf(-1)
+			for f := least[c]; f <= b; f++ {
 				// ties go to the smaller share: fewer false positives
 				if v := best[c-1][b-f] + gain[c][f]; v > best[c][b]+1e-12 {
 					best[c][b], spent[c][b] = v, f

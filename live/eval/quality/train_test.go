@@ -134,6 +134,7 @@ func TestChooseClassThresholds(t *testing.T) {
 		name    string
 		samples []s
 		target  float64
+		floors  []float64
 		want    map[int]float64 // class thresholds checked
 	}{
 		{
@@ -169,6 +170,43 @@ func TestChooseClassThresholds(t *testing.T) {
 			target: 0,
 			want:   map[int]float64{harm: 0.97, inj: 1},
 		},
+		{
+			name: "a floor takes its share of the budget first",
+			samples: []s{
+				{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, inj, 0.85, true},
+				{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, harm, 0.89, false},
+				{harm, harm, 0.40, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+			},
+			target: 0.1, // one false positive: harmful's 2 of 3 outweigh injection's 1 of 2
+			floors: []float64{0, 1, 0, 0, 0, 0},
+			want:   map[int]float64{inj: 0.9, harm: 1},
+		},
+		{
+			name: "without the floor the same budget goes to harmful",
+			samples: []s{
+				{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, inj, 0.85, true},
+				{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, harm, 0.89, false},
+				{harm, harm, 0.40, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+			},
+			target: 0.1,
+			want:   map[int]float64{inj: 1, harm: 0.4},
+		},
+		{
+			name: "floors the budget cannot all meet are met in class order while it lasts",
+			samples: []s{
+				{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, 2, 0.10, false},
+				{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, harm, 0.89, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+			},
+			target: 0.1,
+			floors: []float64{0, 1, 0, 0, 1, 0},
+			want:   map[int]float64{inj: 0.9, harm: 1},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,7 +218,7 @@ func TestChooseClassThresholds(t *testing.T) {
 				ex[i], owner[i], caught[i] = lexical.Example{Class: x.class}, i, x.caught
 				oof[i] = lexical.Result{Attack: x.p, Class: x.pred}
 			}
-			rep := chooseClassThresholds(ex, owner, oof, caught, tc.target)
+			rep := chooseClassThresholds(ex, owner, oof, caught, tc.target, tc.floors)
 			for c, want := range tc.want {
 				if got := rep.ClassThresholds[c]; math.Abs(got-want) > 1e-9 {
 					t.Errorf("%s threshold %v; want %v (all %v)", LexicalClasses[c], got, want, rep.ClassThresholds)
