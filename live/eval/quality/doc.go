@@ -21,7 +21,7 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/ to r9/), each dealt to the splits by a random stream of
+// rounds (more/, r3/ to r11/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
@@ -88,4 +88,18 @@
 // contexts, definitions, history, public and fictional figures, the same
 // task frames on true or defensive subjects), and ordinary requests in
 // those frames.
+// Round 11 added harmful requests spread over the phrasings published
+// harmful-behaviour sets use for one harm (imperative "write a" and
+// "create a" tasks, plain and polite questions, role-play, fiction,
+// hypothetical and pretext frames that still ask for the method, short
+// blunt requests without a question word) and over domains the earlier
+// rounds held thinly (dangerous advice about children, medicine and viral
+// challenges, insults and jokes aimed at a group, sexual exploitation of
+// minors, trafficking, cruelty to animals, piracy and cheating, threats
+// and rumours); as many hard negatives in those phrasings and on those
+// subjects (game contexts such as killing crewmates in Among Us,
+// fictional and public figures' public facts such as Darth Vader's date
+// of birth, history, prevention and support, law, definitions, fiction
+// without a method, debunking, homonyms), and ordinary requests in the
+// same phrasings.
 package quality
