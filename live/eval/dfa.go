@@ -51,6 +51,7 @@ type dfa struct {
 	mu       sync.Mutex
 	states   map[string]*dstate // by key (pending instructions and the previous rune's class)
 	start    *dstate
+	order    *endDFA // where matches end (matchEnd), once asked
 }
 
 // dstate is a set of instructions waiting for the closure at the next
@@ -355,4 +356,245 @@ func (d *dfa) match(text string) (found, known bool) {
 		s = next
 	}
 	return d.ends(s), true
+}
+
+// Match ends. Where the dfa says an anchored expression matches, the
+// precheck needs where its match ends, as regexp would find it: the
+// leftmost-first match, whose alternatives and repetitions are preferred
+// in the expression's order. regexp's general NFA costs tens of
+// microseconds for that on the large branches. endDFA finds it from the
+// same program in one pass, as RE2's dfa does: its states are the
+// pending instructions in order of preference, and a match cuts off
+// every instruction less preferred than it; the match ends where the
+// last one is found, once no instruction is left.
+
+// endDFA is the leftmost-first dfa of an anchored program, built lazily
+// beside d's own states (under d.mu, counted in d.budget).
+type endDFA struct {
+	states map[string]*estate
+	start  *estate
+}
+
+// estate is an ordered set of pending instructions (most preferred
+// first) and the class of the rune before it.
+type estate struct {
+	pcs  []uint32
+	prev int8
+	// next[k] is the step on an ASCII byte of class k, nil when not yet
+	// built.
+	next []atomic.Pointer[estep]
+	// other holds the steps on runes beyond ASCII, under the dfa's mu.
+	other map[rune]*estep
+	// atEnd is 1 when a match ends at the end of the input, 2 when none
+	// does, 0 when not yet known.
+	atEnd atomic.Int32
+}
+
+// estep is a step of an endDFA: whether a match ends before the rune,
+// and the state after it (nil: no instruction is left).
+type estep struct {
+	match bool
+	to    *estate
+}
+
+// matchEnd returns where the leftmost-first match of d's anchored
+// expression in text ends (as regexp's FindStringIndex(text)[1]), or -1
+// when it does not match; known is false when the budget has no room
+// for the states it needs, or the expression is not anchored.
+func (d *dfa) matchEnd(text string) (end int, known bool) {
+	if d.once.Do(d.build); d.prog == nil || !d.anchored {
+		return -1, false
+	}
+	d.mu.Lock()
+	if d.order == nil {
+		d.order = &endDFA{states: map[string]*estate{}}
+		d.order.start = &estate{pcs: []uint32{uint32(d.prog.Start)}, prev: -1, next: make([]atomic.Pointer[estep], d.nclasses)}
+	}
+	s := d.order.start
+	d.mu.Unlock()
+	end = -1
+	for i := 0; i < len(text); {
+		c := text[i]
+		var st *estep
+		if c < utf8.RuneSelf {
+			k := d.classes[c]
+			if st = s.next[k].Load(); st == nil {
+				if st = d.estepOn(s, rune(c)); st == nil {
+					return -1, false
+				}
+				s.next[k].Store(st)
+			}
+			if st.match {
+				end = i
+			}
+			i++
+		} else {
+			r, w := utf8.DecodeRuneInString(text[i:])
+			if st = d.estepOther(s, r); st == nil {
+				return -1, false
+			}
+			if st.match {
+				end = i
+			}
+			i += w
+		}
+		if st.to == nil {
+			return end, true
+		}
+		s = st.to
+	}
+	if d.eends(s) {
+		end = len(text)
+	}
+	return end, true
+}
+
+// eclosure follows s's pending instructions, most preferred first,
+// through the instructions that read no rune (with the empty-width
+// assertions read between s's previous rune and next, -1 at the end),
+// as regexp's NFA adds threads: depth first, an alternative's first
+// branch before its second. It returns the instructions that read a
+// rune, in order of preference, up to the first match (which cuts off
+// the rest), and whether there is one.
+func (d *dfa) eclosure(s *estate, next rune) ([]uint32, bool) {
+	flag := syntax.EmptyOpContext(rune(s.prev), next)
+	seen := make([]bool, len(d.prog.Inst))
+	var out []uint32
+	stack := make([]uint32, 0, len(s.pcs)+8)
+	for i := len(s.pcs) - 1; i >= 0; i-- {
+		stack = append(stack, s.pcs[i])
+	}
+	for len(stack) > 0 {
+		pc := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[pc] {
+			continue
+		}
+		seen[pc] = true
+		in := &d.prog.Inst[pc]
+		switch in.Op {
+		case syntax.InstAlt, syntax.InstAltMatch:
+			stack = append(stack, in.Arg, in.Out) // Out first
+		case syntax.InstCapture, syntax.InstNop:
+			stack = append(stack, in.Out)
+		case syntax.InstEmptyWidth:
+			if syntax.EmptyOp(in.Arg)&^flag == 0 {
+				stack = append(stack, in.Out)
+			}
+		case syntax.InstMatch:
+			return out, true
+		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
+			out = append(out, pc)
+		}
+	}
+	return out, false
+}
+
+// estepOn returns the step on rune r from s, or nil when the budget has
+// no room for the state after it.
+func (d *dfa) estepOn(s *estate, r rune) *estep {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	pcs, match := d.eclosure(s, r)
+	var next []uint32
+	for _, pc := range pcs {
+		in := &d.prog.Inst[pc]
+		var take bool
+		switch in.Op {
+		case syntax.InstRune:
+			take = in.MatchRune(r)
+		case syntax.InstRune1:
+			take = r == in.Rune[0]
+		case syntax.InstRuneAny:
+			take = true
+		case syntax.InstRuneAnyNotNL:
+			take = r != '\n'
+		}
+		if take && !slices.Contains(next, in.Out) { // the first, most preferred, stands
+			next = append(next, in.Out)
+		}
+	}
+	if len(next) == 0 {
+		return &estep{match: match}
+	}
+	to := d.estate(next, class(r))
+	if to == nil {
+		return nil
+	}
+	return &estep{match: match, to: to}
+}
+
+// estate returns the ordered state of pending instructions pcs after a
+// rune of class prev, adding it; nil when the budget has no room for
+// it. d.mu is held.
+func (d *dfa) estate(pcs []uint32, prev int8) *estate {
+	key := make([]byte, 1, 1+4*len(pcs))
+	key[0] = byte(prev)
+	for _, pc := range pcs {
+		key = binary.LittleEndian.AppendUint32(key, pc)
+	}
+	if s, ok := d.order.states[string(key)]; ok {
+		return s
+	}
+	if d.budget.used.Add(1) > d.budget.limit {
+		d.resetEnds()
+		if d.budget.used.Add(1) > d.budget.limit {
+			d.budget.used.Add(-1)
+			return nil
+		}
+	}
+	s := &estate{pcs: pcs, prev: prev, next: make([]atomic.Pointer[estep], d.nclasses)}
+	d.order.states[string(key)] = s
+	return s
+}
+
+// resetEnds drops the endDFA's states (a search under way keeps those it
+// holds) and gives them, and the one asked for, back to the budget. d.mu
+// is held.
+func (d *dfa) resetEnds() {
+	d.budget.used.Add(-int64(len(d.order.states)) - 1)
+	d.order.states = map[string]*estate{}
+	for i := range d.order.start.next {
+		d.order.start.next[i].Store(nil)
+	}
+	d.order.start.other = nil
+}
+
+// estepOther is estepOn for a rune beyond ASCII, remembered in s.other.
+func (d *dfa) estepOther(s *estate, r rune) *estep {
+	d.mu.Lock()
+	st, ok := s.other[r]
+	d.mu.Unlock()
+	if ok {
+		return st
+	}
+	if st = d.estepOn(s, r); st != nil {
+		d.mu.Lock()
+		if s.other == nil {
+			s.other = map[rune]*estep{}
+		}
+		s.other[r] = st
+		d.mu.Unlock()
+	}
+	return st
+}
+
+// eends reports whether a match ends where s stands at the end of the
+// input.
+func (d *dfa) eends(s *estate) bool {
+	switch s.atEnd.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	d.mu.Lock()
+	_, ok := d.eclosure(s, -1)
+	d.mu.Unlock()
+	if ok {
+		s.atEnd.Store(1)
+	} else {
+		s.atEnd.Store(2)
+	}
+	return ok
 }

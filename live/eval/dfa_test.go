@@ -20,7 +20,7 @@ func TestDFAMatchesRegexp(t *testing.T) {
 		texts = append(texts, e.pre.patterns[i].Examples.Negative...)
 	}
 	s := &scan{}
-	var checked, found, unknown, dfas int
+	var checked, found, unknown, dfas, ends int
 	compare := func(id string, d *dfa, re *regexp.Regexp, in string) {
 		got, known := d.match(in)
 		if !known { // the budget is spent: regexp answers
@@ -34,6 +34,22 @@ func TestDFAMatchesRegexp(t *testing.T) {
 		if got {
 			found++
 		}
+		if !got || !d.anchored { // the precheck asks where a match ends only of a dfa that found one
+			return
+		}
+		end, known := d.matchEnd(in)
+		if !known {
+			unknown++
+			return
+		}
+		want := -1
+		if loc := re.FindStringIndex(in); loc != nil {
+			want = loc[1]
+		}
+		if end != want {
+			t.Errorf("%s on %.120q: dfa's match ends at %d, regexp's at %d", id, in, end, want)
+		}
+		ends++
 	}
 	for i := range e.pre.patterns {
 		for _, b := range e.pre.patterns[i].branches {
@@ -78,10 +94,10 @@ func TestDFAMatchesRegexp(t *testing.T) {
 			}
 		}
 	}
-	if dfas == 0 || found == 0 || found == checked {
-		t.Fatalf("%d dfas, %d inputs checked, %d matched: the test checks nothing", dfas, checked, found)
+	if dfas == 0 || found == 0 || found == checked || ends == 0 {
+		t.Fatalf("%d dfas, %d inputs checked, %d matched, %d match ends: the test checks nothing", dfas, checked, found, ends)
 	}
-	t.Logf("%d dfas, %d inputs checked, %d matched, %d left to regexp (budget spent)", dfas, checked, found, unknown)
+	t.Logf("%d dfas, %d inputs checked, %d matched, %d match ends, %d left to regexp (budget spent)", dfas, checked, found, ends, unknown)
 }
 
 // TestDFAEdgeCases compares a dfa with regexp on the assertions, runes
@@ -116,5 +132,43 @@ func TestDFAEdgeCases(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDFAMatchEnd compares where an anchored dfa's match ends with
+// regexp on the preferences leftmost-first matching reads: alternatives
+// in order (the first that leads to a match wins, even when a later one
+// is longer), greedy and lazy repetition, word boundaries and line ends
+// after the match, runes beyond ASCII and invalid UTF-8.
+func TestDFAMatchEnd(t *testing.T) {
+	exprs := []string{`\A(?:a|ab)(?:c|bcd)(?:d*)`, `\A(?:ab|a)(?:c|bcd)`, `\A(?:a+?)`, `\A(?:a+)`, `\A(?:a*?b|a*)`,
+		`\A(?:how\W+(?:\w+\W+){0,3}?make)\b`, `\A(?:how\W+(?:\w+\W+){0,3}make)`, `(?m)\A(?:ignore.*$)`, `\A(?:kill\b|killer)`,
+		`\A(?:é+x?)`, `(?i)\A(?:straße|ſecret\w*)`, `\A(?:a.c)`, `\A(?:x*)`, `\A\z`, `\A(?:(a)|b)+`, `\A(?:\bin\B\w*)`}
+	inputs := []string{"", "a", "ab", "abc", "abcd", "abcdd", "abcdddx", "aaab", "aaaa", "how to make", "how a b c make it",
+		"how a b c d make", "ignore this\nnot", "ignore", "kill", "killer", "killers", "ééx", "ééé", "é\xffx", "STRASSE",
+		"straße", "ſecretly yes", "a\nc", "aXc", "xxx", "abab", "bab", "inside", "in", "\xff\xfe"}
+	for _, expr := range exprs {
+		re := regexp.MustCompile(expr)
+		for _, limit := range []int64{maxDFAStates, 2} {
+			d := newDFA(re, &dfaBudget{limit: limit})
+			for range 2 { // building the states, then reading them
+				for _, in := range inputs {
+					end, known := d.matchEnd(in)
+					want := -1
+					if loc := re.FindStringIndex(in); loc != nil {
+						want = loc[1]
+					}
+					if limit == maxDFAStates && !known || known && end != want {
+						t.Errorf("%s on %q (budget %d): dfa's match ends at %d (known %v), regexp's at %d", expr, in, limit, end, known, want)
+					}
+					if d.budget.used.Load() > limit {
+						t.Fatalf("%s: %d states held, over the budget of %d", expr, d.budget.used.Load(), limit)
+					}
+				}
+			}
+		}
+	}
+	if _, known := newDFA(regexp.MustCompile(`a|ab`), &dfaBudget{limit: maxDFAStates}).matchEnd("ab"); known {
+		t.Error("an unanchored expression's match end is known")
 	}
 }

@@ -49,12 +49,6 @@ type branch struct {
 	// branch holds one of besides its lead: an attempt is made only where
 	// one of each occurs within leadSpan bytes after the lead.
 	follows [][]int
-	// followWords, beside follows, is for each set the most words (runs
-	// of ASCII letters, digits and '_') a match holds before one of the
-	// set's literals, or -1 when the expression does not bound it (see
-	// wordBounds): an attempt is also made only where the literal occurs
-	// within that many words of the lead.
-	followWords []int
 	// followIDs number the follow sets across the precheck (equal sets
 	// share a number), for scan.followers.
 	followIDs []int32
@@ -64,10 +58,6 @@ type branch struct {
 	// one of a few literals, are those literals' indices: a window is then
 	// searched only where one of them occurs, by at (findStart).
 	starts []int
-	// gates are further follow sets, of literals as short as two bytes,
-	// with their word bounds (see gates.go).
-	gates     [][]gate
-	gateWords []int
 }
 
 // leadSpan bounds the bytes an anchored attempt reads after its lead.
@@ -165,13 +155,6 @@ func compilePatterns(ps []Pattern) (*precheck, error) {
 					keep[l] = true
 				}
 			}
-			for _, set := range b.gates {
-				for _, g := range set {
-					if g.lit >= 0 {
-						keep[g.lit] = true
-					}
-				}
-			}
 		}
 	}
 	pc.set.keep(keep)
@@ -221,13 +204,6 @@ func (pc *precheck) subset(want func(*compiled) bool, keep []bool) *literalSet {
 			for _, set := range slices.Concat([][]int{b.leads, b.starts}, b.anchors, b.follows) {
 				for _, l := range set {
 					used[l] = true
-				}
-			}
-			for _, set := range b.gates {
-				for _, g := range set {
-					if g.lit >= 0 {
-						used[g.lit] = true
-					}
 				}
 			}
 		}
@@ -300,12 +276,10 @@ type patternDraft struct {
 // branchDraft is a branch before its literals are numbered.
 type branchDraft struct {
 	branch
-	filter      *pfNode    // literals not yet interned
-	leadKeys    []string   // the lead set's literal keys
-	startKeys   []string   // the start set's literal keys
-	anchorSets  [][]string // anchorsOf(filter)
-	anchorWords []int      // per anchor set, its word bound (wordBounds)
-	gateSets    [][]string // the gates' literal keys
+	filter     *pfNode    // literals not yet interned
+	leadKeys   []string   // the lead set's literal keys
+	startKeys  []string   // the start set's literal keys
+	anchorSets [][]string // anchorsOf(filter)
 }
 
 // draftPattern checks and compiles one pattern's expression, branch by
@@ -363,15 +337,6 @@ func draftBranch(pt part, p *Pattern, budget *dfaBudget) (branchDraft, error) {
 		}
 		d.at, d.group, d.lineStart, d.leadKeys = at, at.NumSubexp() > 0, l.lineStart, l.keys
 		d.anchorSets = anchorsOf(d.filter)
-		d.anchorWords = make([]int, len(d.anchorSets))
-		for i := range d.anchorWords {
-			d.anchorWords[i] = -1
-		}
-		words := p.Category != Secrets && p.Category != PersonalData // see wordBounds
-		if words {
-			d.anchorWords = wordBounds(tree, d.anchorSets, prefilterOf)
-		}
-		d.gateSets, d.gateWords = gatesOf(tree, words)
 		d.atDFA = newDFA(at, budget)
 		return d, nil
 	}
@@ -414,7 +379,7 @@ func (pc *precheck) finish(d branchDraft) branch {
 	for _, k := range d.startKeys {
 		b.starts = append(b.starts, pc.intern(&pfNode{op: pfLit, lit: k}).idx)
 	}
-	for i, set := range d.anchorSets {
+	for _, set := range d.anchorSets {
 		var idx []int
 		for _, lit := range set {
 			idx = append(idx, pc.index[lit])
@@ -424,11 +389,9 @@ func (pc *precheck) finish(d branchDraft) branch {
 			b.anchors = append(b.anchors, idx)
 		case !sameSet(idx, b.leads):
 			b.follows = append(b.follows, idx)
-			b.followWords = append(b.followWords, d.anchorWords[i])
 			b.followIDs = append(b.followIDs, pc.followSetID(idx))
 		}
 	}
-	b.gates = pc.internGates(d.gateSets)
 	return b
 }
 
@@ -512,10 +475,6 @@ type scan struct {
 	positions []int32
 	start     []int32
 	windows   [][2]int
-	// runBits has the bit of every byte of the current view that starts
-	// a run of word bytes (runStart), once wordsRead.
-	runBits   []uint64
-	wordsRead bool
 	// live has the bit of every branch that has no lead set or one of
 	// whose lead literals occurs in the view: match tries only those.
 	// A pattern's branches are numbered in a row, so its live ones are
@@ -542,7 +501,7 @@ func (s *scan) reset() {
 	*s = scan{views: s.views[:0], hits: s.hits[:0],
 		found:     found{counts: s.counts[:0], present: s.present[:0], seen: s.seen[:0], chain: s.chain[:0], last: s.last[:0]},
 		positions: s.positions[:0], start: s.start[:0], windows: s.windows[:0],
-		runBits: s.runBits[:0], live: s.live[:0], startsAt: s.startsAt[:0],
+		live: s.live[:0], startsAt: s.startsAt[:0],
 		followers: s.followers[:0], followerIDs: s.followerIDs[:0], followerBuf: s.followerBuf[:0]}
 }
 
@@ -798,11 +757,26 @@ func (s *scan) findStart(b *branch, text string, w [2]int) (offset, length int, 
 		if !b.atDFA.mayMatch(text[at:w[1]]) {
 			continue
 		}
-		if loc := b.at.FindStringIndex(text[at:w[1]]); loc != nil {
-			return int(at), loc[1], true
+		if end := b.atEnd(text[at:w[1]]); end >= 0 {
+			return int(at), end, true
 		}
 	}
 	return 0, 0, false
+}
+
+// atEnd returns where the match of b's anchored expression in in ends
+// (as b.at.FindStringIndex(in)[1]), or -1 when there is none: its dfa
+// finds it, or regexp when the dfa's budget is spent.
+func (b *branch) atEnd(in string) int {
+	if b.atDFA != nil {
+		if end, known := b.atDFA.matchEnd(in); known {
+			return end
+		}
+	}
+	if loc := b.at.FindStringIndex(in); loc != nil {
+		return loc[1]
+	}
+	return -1
 }
 
 // insideWord reports whether offset i of text is between two word bytes.
@@ -819,7 +793,7 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 			if b.lineStart && !startsLine(text, at) {
 				continue
 			}
-			if read := v.scannedTo(at); read < 0 || !s.followed(b, text, at) || !s.gated(b, text, at, read) {
+			if v.scannedTo(at) < 0 || !s.followed(b, at) {
 				continue
 			}
 			win := text[at:min(len(text), at+leadSpan)]
@@ -827,8 +801,14 @@ func (pc *precheck) findLead(c *compiled, b *branch, s *scan, v *view, text stri
 				continue
 			}
 			if c.validate == nil {
-				if loc := b.at.FindStringIndex(win); loc != nil {
-					return at, loc[1], true
+				if end := b.atEnd(win); end >= 0 {
+					return at, end, true
+				}
+				continue
+			}
+			if !b.group { // the validator reads the whole match
+				if end := b.atEnd(win); end >= 0 && c.validate(v.text[at:at+end], c.Threshold) {
+					return at, end, true
 				}
 				continue
 			}
@@ -864,7 +844,6 @@ func (pc *precheck) readWith(set *literalSet, s *scan, v *view) {
 	clear(s.present)
 	s.start = resize(s.start, len(pc.literals))
 	s.seen, s.chain = s.seen[:0], s.chain[:0]
-	s.wordsRead = false
 	if v.regions == nil {
 		set.scan(v.lower, 0, &s.found)
 	}
@@ -896,18 +875,12 @@ func (s *scan) forgetCounts() {
 }
 
 // followed reports whether each of b's follow sets has a literal that
-// occurs within leadSpan bytes after at (where a lead occurs), and within
-// the set's word bound of at when it has one.
-func (s *scan) followed(b *branch, text string, at int) bool {
+// occurs within leadSpan bytes after at (where a lead occurs).
+func (s *scan) followed(b *branch, at int) bool {
 	for i, set := range b.follows {
 		pos := s.follower(b.followIDs[i], set)
 		j := firstFrom(pos, at)
 		if j == len(pos) || int(pos[j]) >= at+leadSpan {
-			return false
-		}
-		// The word bound, asked only of the first occurrence in the span:
-		// the later ones are further.
-		if n := b.followWords[i]; n >= 0 && int(pos[j]) > s.runStart(text, at, n+1) {
 			return false
 		}
 	}

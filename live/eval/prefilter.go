@@ -5,7 +5,6 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // Prefilters. Go's regexp has no DFA: an expression with a large
@@ -19,7 +18,6 @@ import (
 
 const (
 	minLiteral  = 3   // literals shorter than this say too little to test
-	minGate     = 2   // the same, for a lead branch's gates (gateOf)
 	maxExact    = 16  // bound on an exact set of strings before it becomes a prefilter
 	maxBranches = 48  // bound on the branches one expression is cut into
 	matchSpan   = 200 // a match is looked for within this many bytes either side of an anchor
@@ -94,11 +92,6 @@ func literalKey(s string, min int) (string, bool) {
 
 // prefilterOf derives the prefilter tree of re.
 func prefilterOf(re *syntax.Regexp) *pfNode { return build{minLiteral}.prefilter(re) }
-
-// gateOf derives the tree of re's gates: its prefilter with literals of
-// two bytes too, which are too common to tell whether a view is worth
-// reading but, found near a lead, tell whether an attempt there is.
-func gateOf(re *syntax.Regexp) *pfNode { return build{minGate}.prefilter(re) }
 
 func (bd build) prefilter(re *syntax.Regexp) *pfNode { return bd.toMatch(bd.info(re)) }
 
@@ -666,149 +659,4 @@ func leadStrings(re *syntax.Regexp) []string {
 		return dedupe(in.exact)
 	}
 	return nil
-}
-
-// unbounded is maxRuns's answer for an expression that can match any
-// number of word runs.
-const unbounded = 1 << 20
-
-// wordBounds returns, for each anchor set of a lead branch's expression
-// (whose matches start at the lead; the sets as filter finds them), the most word runs a match holds
-// before the occurrence of one of the set's literals it must contain, or
-// -1 when the expression does not bound it. A set is bounded by the
-// shortest leading part of the expression's concatenation that alone
-// needs a literal of a subset of it: that literal occurs inside the part's
-// match, which holds at most maxRuns of the part. The runs are counted as
-// \w reads them, in ASCII; the views a pattern other than a secrets or
-// personal-data one reads are NFKC-normalised, which leaves no Kelvin sign
-// or long s that a case-folded k or s could match as a non-word character.
-func wordBounds(tree *syntax.Regexp, sets [][]string, filter func(*syntax.Regexp) *pfNode) []int {
-	out := make([]int, len(sets))
-	for i := range out {
-		out[i] = -1
-	}
-	parts := []*syntax.Regexp{tree}
-	if tree.Op == syntax.OpConcat {
-		parts = tree.Sub
-	}
-	runs := 0
-	for k, part := range parts {
-		if runs = min(runs+maxRuns(part), unbounded); runs == unbounded {
-			break
-		}
-		prefix := &syntax.Regexp{Op: syntax.OpConcat, Flags: tree.Flags, Sub: parts[:k+1]}
-		for _, need := range anchorsOf(filter(prefix)) {
-			for i, set := range sets {
-				if out[i] < 0 && subset(need, set) {
-					out[i] = runs
-				}
-			}
-		}
-	}
-	return out
-}
-
-// subset reports whether every string of a is in b.
-func subset(a, b []string) bool {
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			return false
-		}
-	}
-	return true
-}
-
-// maxRuns bounds the runs of word characters in a string re matches
-// (unbounded when it cannot tell).
-func maxRuns(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
-		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
-		return 0
-	case syntax.OpLiteral:
-		n, in := 0, false
-		for _, r := range re.Rune {
-			w := r < utf8.RuneSelf && isWordByte(byte(r))
-			if w && !in {
-				n++
-			}
-			in = w
-		}
-		return n
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		if re.Op == syntax.OpCharClass && !classHasWord(re.Rune) {
-			return 0
-		}
-		return 1
-	case syntax.OpCapture, syntax.OpQuest:
-		return maxRuns(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
-		n := maxRuns(re.Sub[0])
-		switch {
-		case n == 0:
-			return 0
-		case wordOnly(re.Sub[0]): // one run however long
-			return 1
-		case re.Op == syntax.OpRepeat && re.Max >= 0:
-			return min(n*re.Max, unbounded)
-		}
-		return unbounded
-	case syntax.OpConcat:
-		n := 0
-		for _, sub := range re.Sub {
-			n = min(n+maxRuns(sub), unbounded)
-		}
-		return n
-	case syntax.OpAlternate:
-		n := 0
-		for _, sub := range re.Sub {
-			n = max(n, maxRuns(sub))
-		}
-		return n
-	}
-	return unbounded
-}
-
-// classHasWord reports whether a character class (as rune ranges) holds
-// a word character.
-func classHasWord(ranges []rune) bool {
-	for i := 0; i+1 < len(ranges); i += 2 {
-		lo, hi := ranges[i], min(ranges[i+1], utf8.RuneSelf-1)
-		for r := lo; r <= hi; r++ {
-			if isWordByte(byte(r)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// wordOnly reports whether re matches only word characters (the long s and
-// the Kelvin sign, which case folding adds to classes and which the views
-// these bounds serve never hold, count as such).
-func wordOnly(re *syntax.Regexp) bool {
-	word := func(r rune) bool {
-		return r < utf8.RuneSelf && isWordByte(byte(r)) || r == 0x17F || r == 0x212A
-	}
-	switch re.Op {
-	case syntax.OpLiteral:
-		for _, r := range re.Rune {
-			if !word(r) {
-				return false
-			}
-		}
-		return len(re.Rune) > 0
-	case syntax.OpCharClass:
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				if !word(r) {
-					return false
-				}
-			}
-		}
-		return len(re.Rune) > 0
-	case syntax.OpCapture, syntax.OpPlus:
-		return wordOnly(re.Sub[0])
-	}
-	return false
 }
