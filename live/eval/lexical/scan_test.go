@@ -215,6 +215,38 @@ func TestScanMatchesReference(t *testing.T) {
 	}
 }
 
+// TestScanMemoMatchesReference checks that ScanMemo returns exactly what
+// referenceScan does when its memo holds the segments of earlier texts:
+// each text is scanned after texts that share its segments (itself, the
+// texts before it, its second half and itself after a changed first
+// segment), with the committed model and the toy model taking turns with
+// one memo.
+func TestScanMemoMatchesReference(t *testing.T) {
+	committed := committedModel(t)
+	toyModel, err := Train(toy, toyOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := map[*Model]func(string) Result{committed: referenceScan(committed), toyModel: referenceScan(toyModel)}
+	texts := scanTexts(t)
+	var memo Memo
+	for i, text := range texts {
+		m := committed
+		if i%7 == 6 {
+			m = toyModel
+		}
+		if i%5 == 0 {
+			memo.Reset()
+		}
+		half := text[len(text)/2:]
+		for _, s := range []string{text, half, "Changed. " + text, text + "\n" + half, text} {
+			if got, want := m.ScanMemo(s, &memo), refs[m](s); got != want {
+				t.Fatalf("ScanMemo(%.60q) after %d texts = %+v; want %+v", s, i%5, got, want)
+			}
+		}
+	}
+}
+
 // FuzzScanMatchesReference checks Scan against referenceScan on any text,
 // with the committed model.
 func FuzzScanMatchesReference(f *testing.F) {
@@ -261,6 +293,34 @@ func TestExpZero(t *testing.T) {
 	for _, x := range []float64{0, math.Copysign(0, -1)} {
 		if got := math.Exp(x); got != 1 {
 			t.Errorf("math.Exp(%v) = %v; want exactly 1", x, got)
+		}
+	}
+}
+
+// TestCutEnd compares cutEnd with a byte-by-byte search for the bytes
+// cutting marks, for every byte value at every place of an eight-byte
+// word, next to every other.
+func TestCutEnd(t *testing.T) {
+	want := func(s string, start int) int {
+		for i := start; i < len(s); i++ {
+			if cutting[s[i]] == 1 {
+				return i + 1
+			}
+		}
+		return len(s)
+	}
+	for b := range 256 {
+		for c := range 256 {
+			for at := range 9 {
+				buf := []byte("abcdefghijklmnop")
+				buf[at], buf[at+1] = byte(b), byte(c)
+				s := string(buf)
+				for _, start := range []int{0, at} {
+					if got, want := cutEnd(s, start), want(s, start); got != want {
+						t.Fatalf("cutEnd(%q, %d) = %d, want %d", s, start, got, want)
+					}
+				}
+			}
 		}
 	}
 }
