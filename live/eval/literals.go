@@ -52,9 +52,13 @@ type literalSet struct {
 	lits    []literal
 	classes [256]uint8
 	nclass  int
-	// next[state*nclass+class] is the next state, with hasOutput set when
-	// some literal ends there.
+	// next[class*nstates+state] is the next state, with hasOutput set
+	// when some literal ends there (a column per class: see column).
 	next []uint16
+	// column[b] is where byte b's class's column of next starts: a scan
+	// step adds the state to it, with no multiplication on the chain of
+	// dependent loads that the scan's steps make.
+	column [256]int32
 	// outputs[outStart[s]:outStart[s+1]] are the literals that end at
 	// state s (failure links folded in).
 	outputs  []output
@@ -130,7 +134,8 @@ func newLiteralSet(keys []string) *literalSet {
 		}
 	}
 	// States are renumbered breadth first: the shallow states, where a
-	// scan spends most of its steps, then share a few cache lines.
+	// scan spends most of its steps, then share a few cache lines of
+	// each class's column.
 	id := make([]uint16, ls.nstates)
 	for i, s := range queue {
 		id[s] = uint16(i)
@@ -139,11 +144,14 @@ func newLiteralSet(keys []string) *literalSet {
 	sorted := make([][]int, ls.nstates)
 	for i, s := range queue {
 		for c := range ls.nclass {
-			next[i*ls.nclass+c] = id[ls.next[s*ls.nclass+c]]
+			next[c*ls.nstates+i] = id[ls.next[s*ls.nclass+c]]
 		}
 		sorted[i] = outputs[s]
 	}
 	ls.next, outputs = next, sorted
+	for b, c := range ls.classes {
+		ls.column[b] = int32(int(c) * ls.nstates)
+	}
 	ls.outStart = make([]int32, ls.nstates+1)
 	for s, out := range outputs {
 		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
@@ -222,11 +230,11 @@ type link struct{ at, prev int32 }
 // all of text). f.counts and f.last have an entry per literal, f.present
 // a bit.
 func (ls *literalSet) scan(text string, from int, f *found) {
-	next, classes, nclass := ls.next, &ls.classes, ls.nclass
+	next, column := ls.next, &ls.column
 	s := 0
 	rest := text[from:] // indexed from 0, which spares the loop a bounds check
 	for k := range len(rest) {
-		n := next[s*nclass+int(classes[rest[k]])]
+		n := next[int(column[rest[k]])+s]
 		s = int(n &^ hasOutput)
 		if n&hasOutput != 0 {
 			ls.emit(text, from+k, s, f)
