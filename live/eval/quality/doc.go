@@ -21,7 +21,7 @@
 //
 // Sources (testdata/corpus/src) are one text per line, a file per
 // category, with a comment saying what they hold. Texts added later come in
-// rounds (more/, r3/ to r11/), each dealt to the splits by a random stream of
+// rounds (more/, r3/ to r12/), each dealt to the splits by a random stream of
 // its own, so adding a round never moves an earlier text to the other
 // split. A text that appears twice in the sources is an error: it would sit
 // in both splits. Round 4 added harmful requests across many domains and
@@ -102,4 +102,14 @@
 // of birth, history, prevention and support, law, definitions, fiction
 // without a method, debunking, homonyms), and ordinary requests in the
 // same phrasings.
+// Round 12 added short harmful questions in the everyday register of
+// chat logs and question-style harmful sets, where the harm is in a few
+// plain words ("How can I make her feel worthless?", "What's the easiest
+// thing to steal from a supermarket?", "Tell me a joke about <group>
+// being <insult>"): cruelty to a person, contempt for a group, petty and
+// serious crime, cheating, unsafe advice, privacy, sexual exploitation,
+// violence and self-harm; as many hard negatives in the same short frames
+// (asking for help for oneself or a friend, prevention, rights, curious
+// questions about a group, clean jokes, games and idiom), and ordinary
+// short questions.
 package quality

@@ -33,7 +33,7 @@ var (
 var laterRounds = []struct {
 	dir    string
 	stream uint64
-}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}, {"r4/", 0x7234}, {"r5/", 0x7235}, {"r6/", 0x7236}, {"r7/", 0x7237}, {"r8/", 0x7238}, {"r9/", 0x7239}, {"r10/", 0x723130}, {"r11/", 0x723131}}
+}{{"more/", 0x6d6f7265}, {"r3/", 0x7233}, {"r4/", 0x7234}, {"r5/", 0x7235}, {"r6/", 0x7236}, {"r7/", 0x7237}, {"r8/", 0x7238}, {"r9/", 0x7239}, {"r10/", 0x723130}, {"r11/", 0x723131}, {"r12/", 0x723132}}
 
 // Obfuscation methods the generator applies to attacks.
 var methods = []string{"base64", "homoglyph", "zero_width", "leetspeak", "url_encoding", "spaced", "fullwidth", "hex"}

@@ -46,8 +46,8 @@ func LoadLexicon(fsys fs.FS) (*lexical.Lexicon, error) {
 }
 
 // DefaultTrainConfig is how cmd/evaltrain trains the committed model.
-var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.01,
-	Floors: map[string]float64{string(eval.Jailbreak): 0.95, string(eval.PromptInjection): 0.95}}
+var DefaultTrainConfig = TrainConfig{Options: lexical.Options{L2: 1e-6}, Folds: 5, Seed: 20261123, TargetFPR: 0.0125,
+	Floors: map[string]float64{string(eval.Jailbreak): 0.96, string(eval.PromptInjection): 0.96}}
 
 // TrainConfig configures TrainLexical.
 type TrainConfig struct {
@@ -286,7 +286,8 @@ func chooseThreshold(ex []lexical.Example, owner []int, oof []lexical.Result, ta
 // them or by the model at any class's threshold) is under its floor, the
 // class is given the false positives of its threshold's next step of
 // recall before the rest of the budget is split again, as long as the
-// budget holds them all. Without a floor a class whose recall the other
+// budget holds what the floors take together (a class whose next step
+// would not fit stays where it is). Without a floor a class whose recall the other
 // stages mostly make loses its budget to one where the model adds more,
 // and its held-out recall falls with it.
 func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Result, caught []bool, target float64, floors []float64) CVReport {
@@ -349,20 +350,24 @@ func chooseClassThresholds(ex []lexical.Example, owner []int, oof []lexical.Resu
 	least := make([]int, k)
 	rep := splitBudget(ex, owner, oof, caught, byClass, gain, take, least, budget)
 	for {
-		raised, need := false, 0
+		need := 0
+		for c := 1; c < k; c++ {
+			need += least[c]
+		}
+		raised := false
 		for c := 1; c < k; c++ {
 			if c < len(floors) && floors[c] > 0 && rep.CaughtPerClass[LexicalClasses[c]] < floors[c]-1e-9 {
 				f := least[c]
 				for f <= budget && own[c][f] == own[c][least[c]] {
 					f++
 				}
-				if f <= budget {
+				if f <= budget && need-least[c]+f <= budget {
+					need += f - least[c]
 					least[c], raised = f, true
 				}
 			}
-			need += least[c]
 		}
-		if !raised || need > budget {
+		if !raised {
 			return rep
 		}
 		rep = splitBudget(ex, owner, oof, caught, byClass, gain, take, least, budget)

@@ -208,6 +208,26 @@ func TestChooseClassThresholds(t *testing.T) {
 			want:   map[int]float64{inj: 0.9, harm: 1},
 		},
 	}
+	ex3 := 3 // exfiltration
+	tests = append(tests, struct {
+		name    string
+		samples []s
+		target  float64
+		floors  []float64
+		want    map[int]float64
+	}{
+		name: "two floors unmet at once: the first that fits is raised, the other stays",
+		samples: []s{
+			{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, 2, 0.10, false},
+			{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, 2, 0.10, false},
+			{0, ex3, 0.95, false}, {ex3, ex3, 0.90, false}, {ex3, ex3, 0.89, false},
+			{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+			{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+		},
+		target: 0.1, // one false positive: exfiltration's 2 of 2 without floors
+		floors: []float64{0, 1, 0, 0, 1, 0},
+		want:   map[int]float64{inj: 0.9, harm: 1, ex3: 1},
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ex := make([]lexical.Example, len(tc.samples))
