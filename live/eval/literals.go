@@ -59,16 +59,21 @@ type literalSet struct {
 	// step adds the state to it, with no multiplication on the chain of
 	// dependent loads that the scan's steps make.
 	column [256]int32
-	// outputs[outStart[s]:outStart[s+1]] are the literals that end at
-	// state s (failure links folded in).
-	outputs  []output
-	outStart []int32
-	// endsWord[s] says that every literal ending at state s needs a word
+	// outputs[span.start:span.end] are the literals that end at state s
+	// (failure links folded in), with spans[s] = span.
+	outputs []output
+	spans   []outSpan
+	nstates int
+}
+
+// outSpan is where a state's outputs are, in one load for emit.
+type outSpan struct {
+	start, end int32
+	// endsWord says that every literal ending at the state needs a word
 	// boundary after it: where there is none, emit is done at once.
 	// Whole-word literals of one letter ("a", "i") end at a state reached
 	// at every such letter in the text, mostly inside a word.
-	endsWord []bool
-	nstates  int
+	endsWord bool
 }
 
 // newLiteralSet builds the automaton of the literal keys.
@@ -152,10 +157,11 @@ func newLiteralSet(keys []string) *literalSet {
 	for b, c := range ls.classes {
 		ls.column[b] = int32(int(c) * ls.nstates)
 	}
-	ls.outStart = make([]int32, ls.nstates+1)
+	ls.spans = make([]outSpan, ls.nstates)
 	for s, out := range outputs {
-		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
+		ls.spans[s] = outSpan{start: int32(len(ls.outputs)), end: int32(len(ls.outputs) + len(out)), endsWord: len(out) > 0}
 		for _, l := range out {
+			ls.spans[s].endsWord = ls.spans[s].endsWord && ls.lits[l].wordEnd
 			lit := ls.lits[l]
 			o := output{lit: int32(l), length: uint16(len(lit.core))}
 			if lit.wordStart {
@@ -165,13 +171,6 @@ func newLiteralSet(keys []string) *literalSet {
 				o.flags |= outWordEnd
 			}
 			ls.outputs = append(ls.outputs, o)
-		}
-	}
-	ls.endsWord = make([]bool, ls.nstates)
-	for st, out := range outputs {
-		ls.endsWord[st] = len(out) > 0
-		for _, l := range out {
-			ls.endsWord[st] = ls.endsWord[st] && ls.lits[l].wordEnd
 		}
 	}
 	for i, n := range ls.next {
@@ -249,10 +248,11 @@ func (ls *literalSet) emit(text string, i, s int, f *found) {
 	// Every literal ends at text[i]: a word boundary after it holds for
 	// all of them or for none.
 	endOK := wordBytes[text[i]] != (i+1 < len(text) && wordBytes[text[i+1]])
-	if !endOK && ls.endsWord[s] {
+	span := ls.spans[s]
+	if !endOK && span.endsWord {
 		return
 	}
-	for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
+	for _, o := range ls.outputs[span.start:span.end] {
 		start := i + 1 - int(o.length)
 		if o.flags&outWordEnd != 0 && !endOK ||
 			o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] {
