@@ -69,14 +69,16 @@ type dstate struct {
 	// atEnd is 1 when a match ends at the end of the input read so far,
 	// 2 when none does, 0 when not yet known.
 	atEnd atomic.Int32
+	// final marks the sentinels, matched and dead: match stops there.
+	final bool
 }
 
 // matched is the sentinel state: a match has been found.
-var matched = &dstate{}
+var matched = &dstate{final: true}
 
 // dead is the sentinel state of an anchored dfa that has no instruction
 // left to follow (and is not at its start): no match can come.
-var dead = &dstate{}
+var dead = &dstate{final: true}
 
 // mayMatch reports whether the expression of d may match text: false
 // only when d knows it does not; always true for a nil d.
@@ -327,35 +329,48 @@ func (d *dfa) match(text string) (found, known bool) {
 	if d.once.Do(d.build); d.prog == nil {
 		return false, false
 	}
-	s := d.start
+	// The loop reads a known transition of an ASCII byte; the rest is
+	// left to stepSlow, out of line, so that the loop keeps its
+	// variables in registers.
+	s, classes := d.start, &d.classes
 	for i := 0; i < len(text); {
-		c := text[i]
 		var next *dstate
-		if c < utf8.RuneSelf {
-			k := d.classes[c]
-			if next = s.next[k].Load(); next == nil {
-				if next = d.step(s, rune(c)); next == nil {
-					return false, false
-				}
-				s.next[k].Store(next)
-			}
-			i++
-		} else {
-			r, w := utf8.DecodeRuneInString(text[i:])
-			if next = d.stepOther(s, r); next == nil {
+		if c := text[i]; c < utf8.RuneSelf {
+			next = s.next[classes[c]].Load()
+		}
+		if next == nil {
+			var w int
+			if next, w = d.stepSlow(s, text[i:]); next == nil {
 				return false, false
 			}
 			i += w
+		} else {
+			i++
 		}
-		switch next {
-		case matched:
-			return true, true
-		case dead:
-			return false, true
+		if next.final {
+			return next == matched, true
 		}
 		s = next
 	}
 	return d.ends(s), true
+}
+
+// stepSlow is match's step from s on the rune text starts with, where
+// its transition is not yet built or the rune is beyond ASCII. It
+// returns the next state and the rune's width; nil when the budget has
+// no room for the state.
+//
+//go:noinline
+func (d *dfa) stepSlow(s *dstate, text string) (*dstate, int) {
+	if c := text[0]; c < utf8.RuneSelf {
+		next := d.step(s, rune(c))
+		if next != nil {
+			s.next[d.classes[c]].Store(next)
+		}
+		return next, 1
+	}
+	r, w := utf8.DecodeRuneInString(text)
+	return d.stepOther(s, r), w
 }
 
 // Match ends. Where the dfa says an anchored expression matches, the

@@ -52,19 +52,28 @@ type literalSet struct {
 	lits    []literal
 	classes [256]uint8
 	nclass  int
-	// next[state*nclass+class] is the next state, with hasOutput set when
-	// some literal ends there.
+	// next[class*nstates+state] is the next state, with hasOutput set
+	// when some literal ends there (a column per class: see column).
 	next []uint16
-	// outputs[outStart[s]:outStart[s+1]] are the literals that end at
-	// state s (failure links folded in).
-	outputs  []output
-	outStart []int32
-	// endsWord[s] says that every literal ending at state s needs a word
+	// column[b] is where byte b's class's column of next starts: a scan
+	// step adds the state to it, with no multiplication on the chain of
+	// dependent loads that the scan's steps make.
+	column [256]int32
+	// outputs[span.start:span.end] are the literals that end at state s
+	// (failure links folded in), with spans[s] = span.
+	outputs []output
+	spans   []outSpan
+	nstates int
+}
+
+// outSpan is where a state's outputs are, in one load for emit.
+type outSpan struct {
+	start, end int32
+	// endsWord says that every literal ending at the state needs a word
 	// boundary after it: where there is none, emit is done at once.
 	// Whole-word literals of one letter ("a", "i") end at a state reached
 	// at every such letter in the text, mostly inside a word.
-	endsWord []bool
-	nstates  int
+	endsWord bool
 }
 
 // newLiteralSet builds the automaton of the literal keys.
@@ -130,7 +139,8 @@ func newLiteralSet(keys []string) *literalSet {
 		}
 	}
 	// States are renumbered breadth first: the shallow states, where a
-	// scan spends most of its steps, then share a few cache lines.
+	// scan spends most of its steps, then share a few cache lines of
+	// each class's column.
 	id := make([]uint16, ls.nstates)
 	for i, s := range queue {
 		id[s] = uint16(i)
@@ -139,15 +149,19 @@ func newLiteralSet(keys []string) *literalSet {
 	sorted := make([][]int, ls.nstates)
 	for i, s := range queue {
 		for c := range ls.nclass {
-			next[i*ls.nclass+c] = id[ls.next[s*ls.nclass+c]]
+			next[c*ls.nstates+i] = id[ls.next[s*ls.nclass+c]]
 		}
 		sorted[i] = outputs[s]
 	}
 	ls.next, outputs = next, sorted
-	ls.outStart = make([]int32, ls.nstates+1)
+	for b, c := range ls.classes {
+		ls.column[b] = int32(int(c) * ls.nstates)
+	}
+	ls.spans = make([]outSpan, ls.nstates)
 	for s, out := range outputs {
-		ls.outStart[s+1] = ls.outStart[s] + int32(len(out))
+		ls.spans[s] = outSpan{start: int32(len(ls.outputs)), end: int32(len(ls.outputs) + len(out)), endsWord: len(out) > 0}
 		for _, l := range out {
+			ls.spans[s].endsWord = ls.spans[s].endsWord && ls.lits[l].wordEnd
 			lit := ls.lits[l]
 			o := output{lit: int32(l), length: uint16(len(lit.core))}
 			if lit.wordStart {
@@ -157,13 +171,6 @@ func newLiteralSet(keys []string) *literalSet {
 				o.flags |= outWordEnd
 			}
 			ls.outputs = append(ls.outputs, o)
-		}
-	}
-	ls.endsWord = make([]bool, ls.nstates)
-	for st, out := range outputs {
-		ls.endsWord[st] = len(out) > 0
-		for _, l := range out {
-			ls.endsWord[st] = ls.endsWord[st] && ls.lits[l].wordEnd
 		}
 	}
 	for i, n := range ls.next {
@@ -222,11 +229,11 @@ type link struct{ at, prev int32 }
 // all of text). f.counts and f.last have an entry per literal, f.present
 // a bit.
 func (ls *literalSet) scan(text string, from int, f *found) {
-	next, classes, nclass := ls.next, &ls.classes, ls.nclass
+	next, column := ls.next, &ls.column
 	s := 0
 	rest := text[from:] // indexed from 0, which spares the loop a bounds check
 	for k := range len(rest) {
-		n := next[s*nclass+int(classes[rest[k]])]
+		n := next[int(column[rest[k]])+s]
 		s = int(n &^ hasOutput)
 		if n&hasOutput != 0 {
 			ls.emit(text, from+k, s, f)
@@ -241,10 +248,11 @@ func (ls *literalSet) emit(text string, i, s int, f *found) {
 	// Every literal ends at text[i]: a word boundary after it holds for
 	// all of them or for none.
 	endOK := wordBytes[text[i]] != (i+1 < len(text) && wordBytes[text[i+1]])
-	if !endOK && ls.endsWord[s] {
+	span := ls.spans[s]
+	if !endOK && span.endsWord {
 		return
 	}
-	for _, o := range ls.outputs[ls.outStart[s]:ls.outStart[s+1]] {
+	for _, o := range ls.outputs[span.start:span.end] {
 		start := i + 1 - int(o.length)
 		if o.flags&outWordEnd != 0 && !endOK ||
 			o.flags&outWordStart != 0 && (start > 0 && wordBytes[text[start-1]]) == wordBytes[text[start]] {
