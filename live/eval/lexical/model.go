@@ -521,16 +521,25 @@ func (m *Model) ScanMemo(text string, memo *Memo) Result {
 	// at +0, which a sum of weights never turns into -0), so its scores
 	// are the same and can change nothing in r: it is skipped. Texts cut
 	// into lines have many empty segments.
+	//
+	// After a segment without features, every prefix of a window but its
+	// longest has the n and sums of a prefix of the window before it,
+	// which starts with that segment (+0 and no features): those were
+	// scored just before, and only the longest is.
 	window := func(from, to int) {
 		sums = [MaxClasses]float64{}
 		n := 0
+		fresh := from // prefixes ending before fresh were scored before
+		if from > 0 && s.counts[from-1] == 0 {
+			fresh = from + maxSpan - 1
+		}
 		for i := from; i < to; i++ {
 			if i > from && s.counts[i] == 0 && n >= minWindow {
 				continue
 			}
 			n += s.counts[i]
 			addRow(&sums, &s.sums[i])
-			if n >= minWindow || n > 0 && from == 0 && i == ns-1 {
+			if i >= fresh && (n >= minWindow || n > 0 && from == 0 && i == ns-1) {
 				score(from, i+1, n)
 			}
 		}
