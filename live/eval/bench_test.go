@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"syscall"
@@ -72,6 +73,30 @@ func devTexts(tb testing.TB, label string) []string {
 	return out
 }
 
+// routeTexts are the texts httpbench's evaluate target sends to
+// /api/v1/evaluate (cmd/httpbench/evaltexts), cut to its 2 KB as it
+// does: four ordinary requests, unlike benchTexts' one paragraph
+// repeated, which a cache of repeated sentences would flatter.
+func routeTexts(tb testing.TB) []string {
+	names, err := filepath.Glob("../../cmd/httpbench/evaltexts/*.txt")
+	if err != nil || len(names) == 0 {
+		tb.Fatalf("route texts: %v (%d files)", err, len(names))
+	}
+	var out []string
+	for _, name := range names {
+		t, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		t = t[:min(len(t), 2048)]
+		for !utf8.Valid(t) { // cut inside a character
+			t = t[:len(t)-1]
+		}
+		out = append(out, string(t))
+	}
+	return out
+}
+
 // BenchmarkEvaluate measures Evaluate of 2 KB texts with the offline
 // stages, one text at a time, and reports the p50 and p99 latency and the
 // process CPU time per text (which another process's load distorts less
@@ -79,11 +104,11 @@ func devTexts(tb testing.TB, label string) []string {
 func BenchmarkEvaluate(b *testing.B) {
 	e := newTestEvaluator(b, func(o *Options) { o.Now = time.Now })
 	ctx := context.Background()
-	mixes := map[string][]string{"dense": denseTexts(b), "corpus-benign": devTexts(b, "benign")}
+	mixes := map[string][]string{"dense": denseTexts(b), "corpus-benign": devTexts(b, "benign"), "route": routeTexts(b)}
 	for name, text := range benchTexts {
 		mixes[name] = []string{text}
 	}
-	for _, name := range []string{"benign", "injection", "obfuscated", "corpus-benign", "dense"} {
+	for _, name := range []string{"benign", "injection", "obfuscated", "corpus-benign", "dense", "route"} {
 		texts := mixes[name]
 		b.Run(name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
