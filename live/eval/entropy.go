@@ -52,22 +52,32 @@ type EntropyReport struct {
 	Anomalies          []string       `json:"anomalies" doc:"high_entropy, repetitive (token flooding), mixed_script (words that mix scripts to pass for Latin)"`
 }
 
-// entropyUp[c] and entropyDown[c] are the changes of Σ c·log2 c when a
-// byte's count in the sliding window goes from c to c+1 and from c to c-1
-// (indexed by a byte, so that no lookup needs a bounds check).
-var entropyUp, entropyDown = func() (up, down [256]float64) {
-	clog2 := func(c int) float64 {
-		if c == 0 {
-			return 0
-		}
-		return float64(c) * math.Log2(float64(c))
+// Σ c·log2 c over a window's byte counts c, which windowEntropy keeps up
+// to date, is a whole number of units of 2⁻entropyFrac: clog2Units[c] is
+// c·log2 c so rounded (exact when c is a power of two), and a window's sum
+// is the sum of its counts' terms, whichever way the window got there.
+// The rounding is at most 32 units over a window's 64 bytes, about 1e-13
+// of a bit; the float sum it replaced drifted by more (it read an exact
+// 3.0625 bits as 3.0624999, which round3 made 3.062).
+const entropyFrac = 48
+
+var clog2Units = func() (t [entropyWindow + 1]int64) {
+	for c := 1; c <= entropyWindow; c++ {
+		t[c] = int64(math.Round(math.Ldexp(float64(c)*math.Log2(float64(c)), entropyFrac)))
 	}
+	return
+}()
+
+// entropyUp[c] and entropyDown[c] are the changes of the sum, in units,
+// when a byte's count in the sliding window goes from c to c+1 and from c
+// to c-1 (indexed by a byte, so that no lookup needs a bounds check).
+var entropyUp, entropyDown = func() (up, down [256]int64) {
 	for c := range entropyWindow + 1 {
 		if c < entropyWindow {
-			up[c] = clog2(c+1) - clog2(c)
+			up[c] = clog2Units[c+1] - clog2Units[c]
 		}
 		if c > 0 {
-			down[c] = clog2(c-1) - clog2(c)
+			down[c] = clog2Units[c-1] - clog2Units[c]
 		}
 	}
 	return
@@ -100,27 +110,22 @@ func analyse(text string, homoglyphWords, limit int) EntropyReport {
 	return r
 }
 
-// highWindowSum is the largest Σ c·log2 c of a window whose entropy,
+// highWindowSum is the largest sum, in units, of a window whose entropy,
 // logW - sum/entropyWindow, is at least highEntropy: the entropy falls as
 // the sum grows, so windowEntropy compares sums instead of entropies.
-var highWindowSum = func() float64 {
-	s := (logW - highEntropy) * entropyWindow
-	for {
-		next := math.Nextafter(s, math.Inf(1))
-		if logW-next/entropyWindow < highEntropy {
-			return s
-		}
-		s = next
-	}
-}()
+const highWindowSum = (logW - highEntropy) * entropyWindow << entropyFrac
+
+// highWindowUnits is highWindowSum in a variable, which a loop can keep
+// in a register (a constant this large it loads anew on every byte).
+var highWindowUnits int64 = highWindowSum
 
 const logW = 6 // log2(entropyWindow)
 
 // windowEntropy slides a 64-byte window over text, one byte at a time,
-// keeping Σ c·log2 c up to date, and returns the highest entropy and how
-// many positions were above highEntropy. It adds the text's bytes to
-// bytes on the way: its loop waits on the float sum, and counts them in
-// that wait for free.
+// keeping Σ c·log2 c up to date in whole units (clog2Units), and returns
+// the highest entropy and how many positions were at or above
+// highEntropy. It adds the text's bytes to bytes on the way. Integer adds
+// keep the loop short: it waits on the sum, two adds a byte.
 func windowEntropy(text string, bytes *[256]int) (maxH float64, high int) {
 	if len(text) < entropyWindow {
 		for i := 0; i < len(text); i++ {
@@ -130,35 +135,32 @@ func windowEntropy(text string, bytes *[256]int) (maxH float64, high int) {
 	}
 	var counts [256]uint8 // a window holds 64 bytes
 	// the tables and the threshold in locals, which the loop keeps in
-	// registers (it reloaded the globals on every byte)
-	up, down, highSum := &entropyUp, &entropyDown, highWindowSum
-	sum := 0.0
+	// registers
+	up, down, highSum := &entropyUp, &entropyDown, highWindowUnits
+	sum := int64(0)
 	for _, c := range []byte(text[:entropyWindow]) {
 		sum += up[counts[c]]
 		counts[c]++
 		bytes[c]++
 	}
 	minSum := sum
+	if sum <= highSum {
+		high++
+	}
 	in := text[entropyWindow:]
 	out := text[:len(in)]
-	for i := 0; ; i++ {
-		if sum < minSum {
-			minSum = sum
-		}
-		if sum <= highSum {
-			high++
-		}
-		if i == len(in) {
-			break
-		}
+	for i := 0; i < len(in) && i < len(out); i++ {
 		o, n := out[i], in[i]
 		sum += down[counts[o]]
 		counts[o]--
 		sum += up[counts[n]]
 		counts[n]++
 		bytes[n]++
+		minSum = min(minSum, sum)
+		// sum <= highSum, without a branch: the sign of highSum - sum
+		high += 1 ^ int(uint64(highSum-sum)>>63)
 	}
-	if h := logW - minSum/entropyWindow; h > 0 {
+	if h := logW - math.Ldexp(float64(minSum), -entropyFrac)/entropyWindow; h > 0 {
 		maxH = h
 	}
 	return round3(maxH), high

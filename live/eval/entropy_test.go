@@ -44,8 +44,8 @@ func entropyTexts(t *testing.T) []string {
 }
 
 // TestEntropyStageMatchesReference compares the entropy stage's fast
-// measures with the straightforward ones they replaced (kept below as the
-// reference): the values must be the same to the bit.
+// measures with straightforward ones (kept below as the reference): the
+// values must be the same to the bit.
 func TestEntropyStageMatchesReference(t *testing.T) {
 	for _, s := range entropyTexts(t) {
 		var counts [256]int
@@ -57,7 +57,7 @@ func TestEntropyStageMatchesReference(t *testing.T) {
 		if gotCounts != counts {
 			t.Errorf("windowEntropy(%.40q) counted the bytes %v; want %v", s, gotCounts, counts)
 		}
-		wantH, wantHigh := referenceWindowEntropy(s)
+		wantH, wantHigh := referenceWindowEntropy(t, s)
 		if math.Float64bits(gotH) != math.Float64bits(wantH) || gotHigh != wantHigh {
 			t.Errorf("windowEntropy(%.40q) = %v, %d; want %v, %d", s, gotH, gotHigh, wantH, wantHigh)
 		}
@@ -74,22 +74,27 @@ func TestEntropyStageMatchesReference(t *testing.T) {
 	}
 }
 
-// TestHighWindowSum checks the sum threshold against the entropy it
-// stands for, ulp by ulp around it and further out.
+// TestHighWindowSum checks the threshold on a window whose entropy is
+// exactly highEntropy, 32 byte values twice each (5 bits), and on one just
+// under it, one value once and another three times instead.
 func TestHighWindowSum(t *testing.T) {
-	check := func(s float64) {
-		if got, want := s <= highWindowSum, logW-s/entropyWindow >= highEntropy; got != want {
-			t.Errorf("sum %v (%#x): above threshold %v, entropy %v", s, math.Float64bits(s), got, logW-s/entropyWindow)
+	var five, under []byte
+	for i := range 32 {
+		five = append(five, byte('A'+i), byte('A'+i))
+	}
+	under = slices.Clone(five)
+	under[1] = under[2] // three of one value, one of another: below 5 bits
+	for _, c := range []struct {
+		window []byte
+		high   int
+	}{{five, 1}, {under, 0}} {
+		h, high := windowEntropy(string(c.window), new([256]int))
+		if high != c.high {
+			t.Errorf("window of entropy %v: %d high; want %d", h, high, c.high)
 		}
 	}
-	up, down := highWindowSum, highWindowSum
-	for range 1000 {
-		check(up)
-		check(down)
-		up, down = math.Nextafter(up, math.Inf(1)), math.Nextafter(down, math.Inf(-1))
-	}
-	for s := 0.0; s <= logW*entropyWindow; s += 0.001 {
-		check(s)
+	if h, _ := windowEntropy(string(five), new([256]int)); h != highEntropy {
+		t.Errorf("32 byte values twice each: entropy %v; want %v", h, highEntropy)
 	}
 }
 
@@ -195,39 +200,55 @@ func BenchmarkAnalyse(b *testing.B) {
 	}
 }
 
-// referenceWindowEntropy is windowEntropy as first written: counts in
-// ints and c·log2 c looked up on both sides of every change.
-func referenceWindowEntropy(text string) (maxH float64, high int) {
+// referenceWindowEntropy is windowEntropy written plainly: counts in
+// ints and the units of c·log2 c looked up on both sides of every change.
+// Every 32nd window it counts anew, and checks that the sum in units is
+// the window's, and the float sum of c·log2 c within 1e-12.
+func referenceWindowEntropy(t *testing.T, text string) (maxH float64, high int) {
 	if len(text) < entropyWindow {
 		return round3(shannon(text)), 0
 	}
-	var clog2 [entropyWindow + 1]float64
-	for c := 1; c <= entropyWindow; c++ {
-		clog2[c] = float64(c) * math.Log2(float64(c))
-	}
 	var counts [256]int
-	sum := 0.0
+	var sum int64
 	for i := range entropyWindow {
 		c := text[i]
-		sum += clog2[counts[c]+1] - clog2[counts[c]]
+		sum += clog2Units[counts[c]+1] - clog2Units[counts[c]]
 		counts[c]++
 	}
+	minSum := sum
 	for i := entropyWindow; ; i++ {
-		h := logW - sum/entropyWindow
-		if h > maxH {
-			maxH = h
+		if i%32 == 0 {
+			var fresh [256]int
+			for _, c := range []byte(text[i-entropyWindow : i]) {
+				fresh[c]++
+			}
+			var units int64
+			exact := 0.0
+			for _, c := range fresh {
+				units += clog2Units[c]
+				if c > 0 {
+					exact += float64(c) * math.Log2(float64(c))
+				}
+			}
+			if d := math.Ldexp(float64(units), -entropyFrac) - exact; units != sum || math.Abs(d) > 1e-12 {
+				t.Fatalf("window ending at %d of %.40q: %d units slid, %d counted, %v off c·log2 c", i, text, sum, units, d)
+			}
 		}
-		if h >= highEntropy {
+		minSum = min(minSum, sum)
+		if sum <= (logW-highEntropy)*entropyWindow<<entropyFrac {
 			high++
 		}
 		if i == len(text) {
 			break
 		}
 		out, in := text[i-entropyWindow], text[i]
-		sum += clog2[counts[out]-1] - clog2[counts[out]]
+		sum += clog2Units[counts[out]-1] - clog2Units[counts[out]]
 		counts[out]--
-		sum += clog2[counts[in]+1] - clog2[counts[in]]
+		sum += clog2Units[counts[in]+1] - clog2Units[counts[in]]
 		counts[in]++
+	}
+	if h := logW - math.Ldexp(float64(minSum), -entropyFrac)/entropyWindow; h > 0 {
+		maxH = h
 	}
 	return round3(maxH), high
 }

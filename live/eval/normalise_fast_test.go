@@ -82,6 +82,13 @@ func compareScans(t *testing.T, s string, alignments bool) {
 	same("encodedRuns", encodedRuns(s), oldEncodedRuns(s))
 	same("separatedHex", separatedHex(s), oldSeparatedHex(s))
 	same("mentionsROT13", mentionsROT13(s), oldMentionsROT13(s))
+	same("textual", textual(s), oldTextual(s))
+	for _, run := range encodedRuns(s) { // what textual reads: decoded runs of the views
+		if !alignments {
+			d := string(decodeBase64(run))
+			same("textual", textual(d), oldTextual(d))
+		}
+	}
 	gotFold, wantFold := nn.fold(s), on.oldFold(s)
 	same("fold", []any{gotFold, newRep}, []any{wantFold, oldRep})
 	v := view{text: s}

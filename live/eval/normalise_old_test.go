@@ -331,3 +331,22 @@ func (n *normaliser) oldFold(s string) string {
 	n.rep.HomoglyphWords += words
 	return b.String()
 }
+
+// oldTextual is textual as first written: every character through the
+// unicode tables.
+func oldTextual(s string) bool {
+	if len(s) < 6 || !utf8.ValidString(s) {
+		return false
+	}
+	var runes, printable, letters int
+	for _, r := range s {
+		runes++
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
+			printable++
+		}
+		if unicode.IsLetter(r) || r == ' ' {
+			letters++
+		}
+	}
+	return printable*100 >= runes*90 && letters*2 >= runes
+}

@@ -362,8 +362,8 @@ func fieldsAndSinglesASCII(s string) (tokens, single int) {
 		if lastStart && sp&0x80 != 0 {
 			single++
 		}
-		tokens += bits.OnesCount64(starts)
-		single += bits.OnesCount64(starts & (sp >> 8)) // byte 7's follower is in the next word
+		tokens += bytesSet(starts)
+		single += bytesSet(starts & (sp >> 8)) // byte 7's follower is in the next word
 		prevSpace, lastStart = sp>>63 != 0, starts>>63 != 0
 	}
 	for ; i < len(s); i++ {
@@ -382,6 +382,12 @@ func fieldsAndSinglesASCII(s string) (tokens, single int) {
 	}
 	return tokens, single
 }
+
+// bytesSet counts the bytes of m whose high bit is set, its only bits
+// set: a multiply adds them up in the top byte. (bits.OnesCount64 checks
+// for the POPCNT instruction at every call, which made the caller keep its
+// loop's state in memory.)
+func bytesSet(m uint64) int { return int((m >> 7) * 0x0101010101010101 >> 56) }
 
 // fieldsAndSingles counts the tokens strings.Fields would return and
 // those of them one byte long, without making them.
@@ -563,17 +569,42 @@ func textual(s string) bool {
 		return false
 	}
 	var runes, printable, letters int
-	for _, r := range s {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf { // ASCII, by asciiTextual's table
+			t := asciiTextual[c]
+			runes++
+			printable += int(t & 1)
+			letters += int(t >> 1)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
 		runes++
-		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
+		if unicode.IsPrint(r) {
 			printable++
 		}
-		if unicode.IsLetter(r) || r == ' ' {
+		if unicode.IsLetter(r) {
 			letters++
 		}
 	}
 	return printable*100 >= runes*90 && letters*2 >= runes
 }
+
+// asciiTextual holds what textual counts of each ASCII character: 1 when
+// it is printable (unicode.IsPrint, or a line break or tab), 2 when it is
+// a letter (unicode.IsLetter) or a space.
+var asciiTextual = func() (t [utf8.RuneSelf]uint8) {
+	for r := range rune(utf8.RuneSelf) {
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' || r == '\r' {
+			t[r] |= 1
+		}
+		if unicode.IsLetter(r) || r == ' ' {
+			t[r] |= 2
+		}
+	}
+	return
+}()
 
 // percentDecode decodes %XX escapes (invalid ones stay as they are); it
 // returns the decoded text and the spans of it that decoding produced

@@ -414,37 +414,64 @@ func (m *Model) accumulate(sum *[MaxClasses]float64, toks []token) uint32 {
 	return bits
 }
 
+// segmentSums adds up the weights of the features toks of one segment,
+// and of the lexicon's class and pair features their words make, into
+// sum, and returns how many features there were.
+func (m *Model) segmentSums(s *scratch, sum *[MaxClasses]float64, toks []token) int {
+	n := len(toks)
+	if bits := m.accumulate(sum, toks); bits != 0 && m.Lexicon != nil {
+		s.extra = s.extra[:0]
+		n += emit(m.Lexicon, bits, &s.extra)
+		m.accumulate(sum, s.extra)
+	}
+	return n
+}
+
 // Scan scores every window of text and returns the best.
-func (m *Model) Scan(text string) Result {
+func (m *Model) Scan(text string) Result { return m.ScanMemo(text, nil) }
+
+// ScanMemo is Scan, remembering in memo the sums of the segments it read
+// for the scans after it: a segment whose bytes an earlier scan with the
+// same memo read (the same sentence in another view of a text) is not
+// read again. Its sums are the same to the bit, as every segment's sums
+// start at zero, so the result is Scan's. A nil memo remembers nothing.
+func (m *Model) ScanMemo(text string, memo *Memo) Result {
 	s, _ := m.scratchs.Get().(*scratch)
 	if s == nil {
 		s = &scratch{}
 	}
 	defer m.scratchs.Put(s)
 	k := m.attackClasses()
-	s.rd.read(text, maxSegments)
+	if memo != nil && memo.model != m {
+		memo.Reset()
+		memo.model = m
+	}
+	if memo != nil && len(memo.entries) > 0 {
+		m.readMemo(s, text, memo)
+	} else {
+		s.rd.read(text, maxSegments)
+		ns := len(s.rd.segs)
+		s.sums = resize(s.sums, ns)
+		s.counts = resize(s.counts, ns)
+		for i := range ns {
+			// walk, written for speed
+			var sum [MaxClasses]float64
+			s.counts[i] = m.segmentSums(s, &sum, s.rd.segment(i))
+			s.sums[i] = sum
+		}
+		if memo != nil {
+			memo.record(text, s.rd.segs, s.sums, s.counts)
+		}
+	}
 	segs := s.rd.segs
 	ns := len(segs)
-	s.sums = resize(s.sums, ns)
-	s.counts = resize(s.counts, ns)
 	// the whole text's features and sums, added up segment by segment in
 	// the order window would add them, so the same to the last bit
 	var whole [MaxClasses]float64
 	nWhole := 0
 	for i := range ns {
-		// walk, written for speed
-		var sum [MaxClasses]float64
-		toks := s.rd.segment(i)
-		n := len(toks)
-		if bits := m.accumulate(&sum, toks); bits != 0 && m.Lexicon != nil {
-			s.extra = s.extra[:0]
-			n += emit(m.Lexicon, bits, &s.extra)
-			m.accumulate(&sum, s.extra)
-		}
-		s.sums[i] = sum
-		s.counts[i] = n
-		addRow(&whole, &sum)
-		nWhole += n
+		addRow(&whole, &s.sums[i])
+		nWhole += s.counts[i]
 	}
 	var r Result
 	var logits, sums [MaxClasses]float64
@@ -494,16 +521,25 @@ func (m *Model) Scan(text string) Result {
 	// at +0, which a sum of weights never turns into -0), so its scores
 	// are the same and can change nothing in r: it is skipped. Texts cut
 	// into lines have many empty segments.
+	//
+	// After a segment without features, every prefix of a window but its
+	// longest has the n and sums of a prefix of the window before it,
+	// which starts with that segment (+0 and no features): those were
+	// scored just before, and only the longest is.
 	window := func(from, to int) {
 		sums = [MaxClasses]float64{}
 		n := 0
+		fresh := from // prefixes ending before fresh were scored before
+		if from > 0 && s.counts[from-1] == 0 {
+			fresh = from + maxSpan - 1
+		}
 		for i := from; i < to; i++ {
 			if i > from && s.counts[i] == 0 && n >= minWindow {
 				continue
 			}
 			n += s.counts[i]
 			addRow(&sums, &s.sums[i])
-			if n >= minWindow || n > 0 && from == 0 && i == ns-1 {
+			if i >= fresh && (n >= minWindow || n > 0 && from == 0 && i == ns-1) {
 				score(from, i+1, n)
 			}
 		}
