@@ -25,10 +25,11 @@ import (
 // (a few hundred bytes each: about 25 MB for the 60,000 or so that the
 // whole corpus, dev and held-out, builds; at most about 55 MB). A dfa
 // that needs one more once they are all taken drops its own and starts
-// again; when that is not enough, regexp answers every attempt of it,
-// which costs tens of microseconds: the bound must leave room for what
-// the traffic needs (at 1<<15 the corpus filled it, and the dev mix
-// then ran at a third of its speed).
+// again, and when that is not enough, those of every other dfa not busy
+// building a state (as RE2 flushes its cache): traffic of many distinct
+// texts then rebuilds states instead of leaving each attempt to regexp,
+// which costs tens of microseconds (at 1<<15 the corpus filled the
+// bound, and the dev mix ran at a third of its speed before the flush).
 const maxDFAStates = 1 << 17
 
 // dfaBudget counts the states the dfas of one precheck hold, up to
@@ -36,6 +37,64 @@ const maxDFAStates = 1 << 17
 type dfaBudget struct {
 	used  atomic.Int64
 	limit int64
+	mu    sync.Mutex
+	dfas  []*dfa // the built dfas counted here, whose states a flush drops
+}
+
+// join counts d's states from now on; d is built.
+func (b *dfaBudget) join(d *dfa) {
+	b.mu.Lock()
+	b.dfas = append(b.dfas, d)
+	b.mu.Unlock()
+}
+
+// room takes one state for d, making room when the budget is spent: d's
+// own states first, then every other dfa's that is not building one
+// (TryLock: two dfas flushing at once never wait on each other). A
+// search under way keeps the states it holds. d.mu is held; false when
+// there is still no room.
+func (d *dfa) room() bool {
+	b := d.budget
+	for try := range 3 {
+		if b.used.Add(1) <= b.limit {
+			return true
+		}
+		b.used.Add(-1)
+		switch try {
+		case 0:
+			d.drop()
+		case 1:
+			b.mu.Lock()
+			dfas := b.dfas
+			b.mu.Unlock()
+			for _, e := range dfas {
+				if e != d && e.mu.TryLock() {
+					e.drop()
+					e.mu.Unlock()
+				}
+			}
+		}
+	}
+	return false
+}
+
+// drop drops d's states, those of its matches and those of its match
+// ends, and gives them back to the budget. d.mu is held.
+func (d *dfa) drop() {
+	d.budget.used.Add(-int64(len(d.states)))
+	d.states = map[string]*dstate{}
+	for i := range d.start.next {
+		d.start.next[i].Store(nil)
+	}
+	d.start.other = nil
+	if d.order != nil {
+		d.budget.used.Add(-int64(len(d.order.states)))
+		d.order.states = map[string]*estate{}
+		for i := range d.order.start.next {
+			d.order.start.next[i].Store(nil)
+		}
+		d.order.start.other = nil
+	}
 }
 
 // dfa decides whether a compiled expression matches a string: a lazily
@@ -114,6 +173,7 @@ func (d *dfa) build() {
 	d.prog, d.anchored, d.states = prog, prog.StartCond()&syntax.EmptyBeginText != 0, map[string]*dstate{}
 	d.byteClasses()
 	d.start = &dstate{pcs: []uint32{uint32(prog.Start)}, prev: -1, next: make([]atomic.Pointer[dstate], d.nclasses)}
+	d.budget.join(d)
 }
 
 // byteClasses sorts the ASCII bytes into classes: bytes that every rune
@@ -175,27 +235,12 @@ func (d *dfa) state(pcs []uint32, prev int8) *dstate {
 	if s, ok := d.states[string(key)]; ok {
 		return s
 	}
-	if d.budget.used.Add(1) > d.budget.limit {
-		d.reset()
-		if d.budget.used.Add(1) > d.budget.limit {
-			d.budget.used.Add(-1)
-			return nil
-		}
+	if !d.room() {
+		return nil
 	}
 	s := &dstate{pcs: pcs, prev: prev, next: make([]atomic.Pointer[dstate], d.nclasses)}
 	d.states[string(key)] = s
 	return s
-}
-
-// reset drops d's states (a search under way keeps those it holds) and
-// gives them, and the one asked for, back to the budget. d.mu is held.
-func (d *dfa) reset() {
-	d.budget.used.Add(-int64(len(d.states)) - 1)
-	d.states = map[string]*dstate{}
-	for i := range d.start.next {
-		d.start.next[i].Store(nil)
-	}
-	d.start.other = nil
 }
 
 // class is a rune that stands for r in EmptyOpContext's eyes: the start
@@ -555,28 +600,12 @@ func (d *dfa) estate(pcs []uint32, prev int8) *estate {
 	if s, ok := d.order.states[string(key)]; ok {
 		return s
 	}
-	if d.budget.used.Add(1) > d.budget.limit {
-		d.resetEnds()
-		if d.budget.used.Add(1) > d.budget.limit {
-			d.budget.used.Add(-1)
-			return nil
-		}
+	if !d.room() {
+		return nil
 	}
 	s := &estate{pcs: pcs, prev: prev, next: make([]atomic.Pointer[estep], d.nclasses)}
 	d.order.states[string(key)] = s
 	return s
-}
-
-// resetEnds drops the endDFA's states (a search under way keeps those it
-// holds) and gives them, and the one asked for, back to the budget. d.mu
-// is held.
-func (d *dfa) resetEnds() {
-	d.budget.used.Add(-int64(len(d.order.states)) - 1)
-	d.order.states = map[string]*estate{}
-	for i := range d.order.start.next {
-		d.order.start.next[i].Store(nil)
-	}
-	d.order.start.other = nil
 }
 
 // estepOther is estepOn for a rune beyond ASCII, remembered in s.other.

@@ -3,6 +3,8 @@ package eval
 import (
 	"regexp"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -170,5 +172,68 @@ func TestDFAMatchEnd(t *testing.T) {
 	}
 	if _, known := newDFA(regexp.MustCompile(`a|ab`), &dfaBudget{limit: maxDFAStates}).matchEnd("ab"); known {
 		t.Error("an unanchored expression's match end is known")
+	}
+}
+
+// TestDFABudgetFlush holds the shared budget's flush: a dfa that finds
+// the budget taken by another (before, it could drop only its own) drops the other's states and answers
+// itself, instead of leaving every attempt to regexp; dfas flushing each
+// other from several goroutines stay correct and within the budget.
+func TestDFABudgetFlush(t *testing.T) {
+	budget := &dfaBudget{limit: 40}
+	// a[ab]{8}c needs a state for each of the 2^9 sets of places an a
+	// was seen in the last nine letters.
+	greedy := newDFA(regexp.MustCompile(`a[ab]{8}c`), budget)
+	if found, known := greedy.match(strings.Repeat("abaabbbaaababbabbbaabbbabbaabaaab", 10)); !known || found {
+		t.Fatalf("the greedy dfa: found %v, known %v; want no match, known (it drops its own states as it goes)", found, known)
+	}
+	if budget.used.Load() < 30 {
+		t.Fatalf("the greedy dfa holds %d states, want most of 40", budget.used.Load())
+	}
+	small := newDFA(regexp.MustCompile(`\bkill\b`), budget)
+	if found, known := small.match("do not kill the process"); !known || !found {
+		t.Fatalf("the small dfa: found %v, known %v; want an answer from its own states", found, known)
+	}
+	if held := len(greedy.states); held > 1 {
+		t.Errorf("the greedy dfa still holds %d states after the flush", held)
+	}
+
+	exprs := []string{`\bkill\b`, `(?i)ignore\W+previous`, `\A(?:how\W+(?:\w+\W+){0,3}?make)\b`, `a.c`, `(?:\w+\W+){0,5}?secret`}
+	inputs := []string{"kill it", "Ignore, previous rules", "how to make a cake", "abc", "one two secret", "nothing here", "skills"}
+	dfas := make([]*dfa, len(exprs))
+	for i, e := range exprs {
+		dfas[i] = newDFA(regexp.MustCompile(e), budget)
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := (g + n) % len(dfas)
+				in := inputs[(g*7+n)%len(inputs)]
+				if got, known := dfas[i].match(in); known && got != dfas[i].re.MatchString(in) {
+					t.Errorf("%s on %q: dfa %v, regexp the other", exprs[i], in, got)
+				}
+				if end, known := dfas[i].matchEnd(in); known && dfas[i].anchored {
+					want := -1
+					if loc := dfas[i].re.FindStringIndex(in); loc != nil {
+						want = loc[1]
+					}
+					if end != want {
+						t.Errorf("%s on %q: match ends at %d, regexp's at %d", exprs[i], in, end, want)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	held := int64(len(greedy.states) + len(small.states))
+	for _, d := range dfas {
+		held += int64(len(d.states))
+		if d.order != nil {
+			held += int64(len(d.order.states))
+		}
+	}
+	if used := budget.used.Load(); used != held || used > budget.limit {
+		t.Errorf("the budget counts %d states, the dfas hold %d, the limit is %d", used, held, budget.limit)
 	}
 }
