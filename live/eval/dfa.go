@@ -334,18 +334,24 @@ func (d *dfa) step(s *dstate, r rune) *dstate {
 
 // stepOther is step for a rune beyond ASCII, remembered in s.other.
 func (d *dfa) stepOther(s *dstate, r rune) *dstate {
+	return remembered(d, &s.other, r, func() *dstate { return d.step(s, r) })
+}
+
+// remembered returns the step on rune r kept in *other, taking it from
+// step (which locks d.mu itself) and keeping it when it is not there.
+func remembered[T any](d *dfa, other *map[rune]*T, r rune, step func() *T) *T {
 	d.mu.Lock()
-	next, ok := s.other[r]
+	next, ok := (*other)[r]
 	d.mu.Unlock()
 	if ok {
 		return next
 	}
-	if next = d.step(s, r); next != nil {
+	if next = step(); next != nil {
 		d.mu.Lock()
-		if s.other == nil {
-			s.other = map[rune]*dstate{}
+		if *other == nil {
+			*other = map[rune]*T{}
 		}
-		s.other[r] = next
+		(*other)[r] = next
 		d.mu.Unlock()
 	}
 	return next
@@ -354,19 +360,26 @@ func (d *dfa) stepOther(s *dstate, r rune) *dstate {
 // ends reports whether a match ends where s stands at the end of the
 // input.
 func (d *dfa) ends(s *dstate) bool {
-	switch s.atEnd.Load() {
+	return d.endsAt(&s.atEnd, func() bool { _, ok := d.closure(s, -1); return ok })
+}
+
+// endsAt returns what atEnd records (1: a match ends at the end of the
+// input, 2: none does), asking closure under d.mu and recording its
+// answer the first time.
+func (d *dfa) endsAt(atEnd *atomic.Int32, closure func() bool) bool {
+	switch atEnd.Load() {
 	case 1:
 		return true
 	case 2:
 		return false
 	}
 	d.mu.Lock()
-	_, ok := d.closure(s, -1)
+	ok := closure()
 	d.mu.Unlock()
 	if ok {
-		s.atEnd.Store(1)
+		atEnd.Store(1)
 	} else {
-		s.atEnd.Store(2)
+		atEnd.Store(2)
 	}
 	return ok
 }
@@ -610,39 +623,11 @@ func (d *dfa) estate(pcs []uint32, prev int8) *estate {
 
 // estepOther is estepOn for a rune beyond ASCII, remembered in s.other.
 func (d *dfa) estepOther(s *estate, r rune) *estep {
-	d.mu.Lock()
-	st, ok := s.other[r]
-	d.mu.Unlock()
-	if ok {
-		return st
-	}
-	if st = d.estepOn(s, r); st != nil {
-		d.mu.Lock()
-		if s.other == nil {
-			s.other = map[rune]*estep{}
-		}
-		s.other[r] = st
-		d.mu.Unlock()
-	}
-	return st
+	return remembered(d, &s.other, r, func() *estep { return d.estepOn(s, r) })
 }
 
 // eends reports whether a match ends where s stands at the end of the
 // input.
 func (d *dfa) eends(s *estate) bool {
-	switch s.atEnd.Load() {
-	case 1:
-		return true
-	case 2:
-		return false
-	}
-	d.mu.Lock()
-	_, ok := d.eclosure(s, -1)
-	d.mu.Unlock()
-	if ok {
-		s.atEnd.Store(1)
-	} else {
-		s.atEnd.Store(2)
-	}
-	return ok
+	return d.endsAt(&s.atEnd, func() bool { _, ok := d.eclosure(s, -1); return ok })
 }
