@@ -297,6 +297,21 @@ func (d *dfa) closure(s *dstate, next rune) ([]uint32, bool) {
 	return out, false
 }
 
+// takes reports whether the rune instruction in reads r.
+func takes(in *syntax.Inst, r rune) bool {
+	switch in.Op {
+	case syntax.InstRune:
+		return in.MatchRune(r)
+	case syntax.InstRune1:
+		return r == in.Rune[0]
+	case syntax.InstRuneAny:
+		return true
+	case syntax.InstRuneAnyNotNL:
+		return r != '\n'
+	}
+	return false
+}
+
 // step returns the state after rune r from s, or matched, or dead, or
 // nil when the budget has no room for it.
 func (d *dfa) step(s *dstate, r rune) *dstate {
@@ -309,18 +324,7 @@ func (d *dfa) step(s *dstate, r rune) *dstate {
 	var next []uint32
 	for _, pc := range pcs {
 		in := &d.prog.Inst[pc]
-		var take bool
-		switch in.Op {
-		case syntax.InstRune:
-			take = in.MatchRune(r)
-		case syntax.InstRune1:
-			take = r == in.Rune[0]
-		case syntax.InstRuneAny:
-			take = true
-		case syntax.InstRuneAnyNotNL:
-			take = r != '\n'
-		}
-		if take {
+		if takes(in, r) {
 			next = append(next, in.Out)
 		}
 	}
@@ -576,18 +580,7 @@ func (d *dfa) estepOn(s *estate, r rune) *estep {
 	var next []uint32
 	for _, pc := range pcs {
 		in := &d.prog.Inst[pc]
-		var take bool
-		switch in.Op {
-		case syntax.InstRune:
-			take = in.MatchRune(r)
-		case syntax.InstRune1:
-			take = r == in.Rune[0]
-		case syntax.InstRuneAny:
-			take = true
-		case syntax.InstRuneAnyNotNL:
-			take = r != '\n'
-		}
-		if take && !slices.Contains(next, in.Out) { // the first, most preferred, stands
+		if takes(in, r) && !slices.Contains(next, in.Out) { // the first, most preferred, stands
 			next = append(next, in.Out)
 		}
 	}

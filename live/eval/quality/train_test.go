@@ -130,6 +130,15 @@ func TestChooseClassThresholds(t *testing.T) {
 		p      float64
 		caught bool
 	}
+	// floorSamples: one false positive of budget buys injection 1 of 2
+	// or harmful 2 of 3.
+	floorSamples := []s{
+		{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, inj, 0.85, true},
+		{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, harm, 0.89, false},
+		{harm, harm, 0.40, false},
+		{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+		{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
+	}
 	tests := []struct {
 		name    string
 		samples []s
@@ -171,29 +180,17 @@ func TestChooseClassThresholds(t *testing.T) {
 			want:   map[int]float64{harm: 0.97, inj: 1},
 		},
 		{
-			name: "a floor takes its share of the budget first",
-			samples: []s{
-				{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, inj, 0.85, true},
-				{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, harm, 0.89, false},
-				{harm, harm, 0.40, false},
-				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
-				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
-			},
-			target: 0.1, // one false positive: harmful's 2 of 3 outweigh injection's 1 of 2
-			floors: []float64{0, 1, 0, 0, 0, 0},
-			want:   map[int]float64{inj: 0.9, harm: 1},
+			name:    "a floor takes its share of the budget first",
+			samples: floorSamples,
+			target:  0.1, // one false positive: harmful's 2 of 3 outweigh injection's 1 of 2
+			floors:  []float64{0, 1, 0, 0, 0, 0},
+			want:    map[int]float64{inj: 0.9, harm: 1},
 		},
 		{
-			name: "without the floor the same budget goes to harmful",
-			samples: []s{
-				{0, inj, 0.95, false}, {inj, inj, 0.90, false}, {inj, inj, 0.85, true},
-				{0, harm, 0.95, false}, {harm, harm, 0.90, false}, {harm, harm, 0.89, false},
-				{harm, harm, 0.40, false},
-				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
-				{0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false}, {0, 2, 0.10, false},
-			},
-			target: 0.1,
-			want:   map[int]float64{inj: 1, harm: 0.4},
+			name:    "without the floor the same budget goes to harmful",
+			samples: floorSamples,
+			target:  0.1,
+			want:    map[int]float64{inj: 1, harm: 0.4},
 		},
 		{
 			name: "floors the budget cannot all meet are met in class order while it lasts",
