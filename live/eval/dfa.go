@@ -263,35 +263,13 @@ func class(r rune) int8 {
 // the end), and returns the instructions that read a rune, in program
 // order, or matched.
 func (d *dfa) closure(s *dstate, next rune) ([]uint32, bool) {
-	flag := syntax.EmptyOpContext(rune(s.prev), next)
-	seen := make([]bool, len(d.prog.Inst))
-	var out []uint32
 	stack := slices.Clone(s.pcs)
 	if !d.anchored || s == d.start {
 		stack = append(stack, uint32(d.prog.Start))
 	}
-	for len(stack) > 0 {
-		pc := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[pc] {
-			continue
-		}
-		seen[pc] = true
-		in := &d.prog.Inst[pc]
-		switch in.Op {
-		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Arg, in.Out)
-		case syntax.InstCapture, syntax.InstNop:
-			stack = append(stack, in.Out)
-		case syntax.InstEmptyWidth:
-			if syntax.EmptyOp(in.Arg)&^flag == 0 {
-				stack = append(stack, in.Out)
-			}
-		case syntax.InstMatch:
-			return nil, true
-		case syntax.InstRune, syntax.InstRune1, syntax.InstRuneAny, syntax.InstRuneAnyNotNL:
-			out = append(out, pc)
-		}
+	out, matched := d.follow(stack, syntax.EmptyOpContext(rune(s.prev), next))
+	if matched {
+		return nil, true
 	}
 	slices.Sort(out)
 	return out, false
@@ -538,13 +516,20 @@ func (d *dfa) matchEnd(text string) (end int, known bool) {
 // rune, in order of preference, up to the first match (which cuts off
 // the rest), and whether there is one.
 func (d *dfa) eclosure(s *estate, next rune) ([]uint32, bool) {
-	flag := syntax.EmptyOpContext(rune(s.prev), next)
-	seen := make([]bool, len(d.prog.Inst))
-	var out []uint32
 	stack := make([]uint32, 0, len(s.pcs)+8)
 	for i := len(s.pcs) - 1; i >= 0; i-- {
 		stack = append(stack, s.pcs[i])
 	}
+	return d.follow(stack, syntax.EmptyOpContext(rune(s.prev), next))
+}
+
+// follow walks the program from the instructions on stack (the last
+// first) through those that read no rune, with the empty-width
+// assertions flag admits, and returns the instructions that read a rune
+// in the order it reaches them, up to the first match if one is reached
+// (matched).
+func (d *dfa) follow(stack []uint32, flag syntax.EmptyOp) (out []uint32, matched bool) {
+	seen := make([]bool, len(d.prog.Inst))
 	for len(stack) > 0 {
 		pc := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -555,7 +540,7 @@ func (d *dfa) eclosure(s *estate, next rune) ([]uint32, bool) {
 		in := &d.prog.Inst[pc]
 		switch in.Op {
 		case syntax.InstAlt, syntax.InstAltMatch:
-			stack = append(stack, in.Arg, in.Out) // Out first
+			stack = append(stack, in.Arg, in.Out)
 		case syntax.InstCapture, syntax.InstNop:
 			stack = append(stack, in.Out)
 		case syntax.InstEmptyWidth:
